@@ -1,0 +1,48 @@
+#include <Halide.h>
+
+#include "codegen/target.h"
+
+#include <sstream>
+
+namespace tessel {
+
+std::string Target::to_string() const {
+  std::string s = kind == Kind::Cuda ? "cuda" : "llvm";
+  if (!mcpu.empty()) s += (kind == Kind::Cuda ? " -arch=" : " -mcpu=") + mcpu;
+  return s;
+}
+
+std::string Target::halide_target() const {
+  Halide::Target host = Halide::get_host_target();
+  if (kind == Kind::Cuda) {
+    // Halide 14 accepts up to compute capability 8.6; newer GPUs JIT the PTX.
+    return host.with_feature(Halide::Target::CUDA)
+        .with_feature(Halide::Target::CUDACapability86)
+        .to_string();
+  }
+  if (mcpu == "skylake-avx512" || mcpu == "avx512") {
+    Halide::Target t("x86-64-linux-avx512_skylake");
+    return t.to_string();
+  }
+  if (mcpu == "haswell" || mcpu == "avx2")
+    return Halide::Target("x86-64-linux-avx2-fma-f16c-sse41").to_string();
+  return host.to_string();
+}
+
+Result<Target> parse_target(const std::string &text) {
+  std::istringstream in(text);
+  std::string word;
+  Target target;
+  if (!(in >> word)) return make_error("empty --target");
+  if (word == "llvm" || word == "cpu" || word == "host") target.kind = Target::Kind::Host;
+  else if (word == "cuda") target.kind = Target::Kind::Cuda;
+  else return make_error("unknown target '" + word + "' (expected llvm or cuda)");
+  while (in >> word) {
+    if (word.rfind("-mcpu=", 0) == 0 && target.kind == Target::Kind::Host) target.mcpu = word.substr(6);
+    else if (word.rfind("-arch=", 0) == 0 && target.kind == Target::Kind::Cuda) target.mcpu = word.substr(6);
+    else return make_error("unknown target option '" + word + "' in '" + text + "'");
+  }
+  return target;
+}
+
+}  // namespace tessel

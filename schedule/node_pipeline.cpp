@@ -1,0 +1,78 @@
+#include <Halide.h>
+
+#include "schedule/node_pipeline.h"
+
+#include "schedule/default_schedule.h"
+#include "schedule/node_pipeline_internal.h"
+#include "schedule/op_compute.h"
+
+namespace tessel {
+
+bool has_compute_rule(const std::string &op_type) { return find_compute_rule(op_type) != nullptr; }
+
+/// An input parameter with its exact shape declared, so Halide can specialize on it.
+static Halide::ImageParam make_parameter(const TensorType &type, int index) {
+  const int rank = static_cast<int>(type.shape.size());
+  Halide::ImageParam p(halide_type(type.dtype), rank, "in" + std::to_string(index));
+  int64_t stride = 1;
+  for (int d = 0; d < rank; ++d) {  // Halide dim d is ONNX axis rank-1-d
+    const int64_t extent = type.shape[rank - 1 - d];
+    p.dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
+    stride *= std::max<int64_t>(extent, 1);
+  }
+  return p;
+}
+
+Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
+    const Node &node, int64_t opset, const std::vector<TensorType> &input_types,
+    const std::vector<const Tensor *> &input_values, const std::vector<TensorType> &output_types) {
+  const ComputeFn *rule = find_compute_rule(node.op_type);
+  if (!rule) return make_error("node '" + node.name + "': no kernel for op " + node.op_type);
+  try {
+    auto result = std::make_shared<NodePipeline>();
+    ComputeContext ctx{node, opset, {}, input_values, output_types};
+    for (size_t i = 0; i < input_types.size(); ++i) {
+      TensorFunc in;
+      Halide::ImageParam param;
+      if (input_types[i].dtype != DType::Undefined) {
+        param = make_parameter(input_types[i], static_cast<int>(i));
+        in.func = Halide::Func(param);
+        in.dtype = input_types[i].dtype;
+        in.shape = input_types[i].shape;
+      }
+      ctx.inputs.push_back(in);
+      result->parameters.push_back(param);
+    }
+    ctx.values.resize(input_types.size(), nullptr);
+
+    std::vector<TensorFunc> outputs = (*rule)(ctx);
+    std::vector<Halide::Func> funcs;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i].defined()) continue;
+      if (i < output_types.size() && outputs[i].shape != output_types[i].shape)
+        return make_error("node '" + node.name + "' (" + node.op_type + "): kernel output " +
+                          std::to_string(i) + " has shape " + shape_to_string(outputs[i].shape) +
+                          " but inference says " + shape_to_string(output_types[i].shape));
+      apply_default_schedule(outputs[i]);
+      funcs.push_back(outputs[i].func);
+      result->computed_outputs.push_back(static_cast<int>(i));
+    }
+    if (funcs.empty()) return make_error("node '" + node.name + "': kernel computes no output");
+    result->pipeline = Halide::Pipeline(funcs);
+    // Only parameters the pipeline reads are bound at run time.
+    std::vector<Halide::Argument> args = result->pipeline.infer_arguments();
+    result->parameter_used.assign(input_types.size(), false);
+    for (size_t i = 0; i < result->parameters.size(); ++i)
+      for (const Halide::Argument &a : args)
+        if (result->parameters[i].defined() && a.name == result->parameters[i].name())
+          result->parameter_used[i] = true;
+    result->output_types = output_types;
+    return result;
+  } catch (const Halide::Error &e) {
+    return make_error("node '" + node.name + "' (" + node.op_type + "): Halide rejected the kernel: " + e.what());
+  } catch (const std::exception &e) {
+    return make_error(e.what());
+  }
+}
+
+}  // namespace tessel

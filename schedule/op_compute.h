@@ -1,0 +1,97 @@
+#pragma once
+// Internal to schedule/ and codegen/: how one ONNX op becomes Halide Funcs.
+// Include <Halide.h> before this header; it is never included by other modules' headers,
+// so only the .cpp files that already pay for Halide.h see these declarations.
+#ifndef HALIDE_H
+#error "include <Halide.h> before schedule/op_compute.h"
+#endif
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace tessel {
+
+/// A tensor as a Halide Func, indexed in ONNX axis order (outermost first). Halide's
+/// dimension 0 is the innermost, so at() reverses the index list.
+struct TensorFunc {
+  Halide::Func func;
+  DType dtype = DType::Undefined;
+  Shape shape;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool defined() const { return func.defined(); }
+  Halide::Expr at(const std::vector<Halide::Expr> &onnx_index) const;
+};
+
+/// What a compute rule sees for one node: inputs as Funcs, the concrete values of inputs
+/// (for value inputs such as shapes, axes and pads), and the inferred output types.
+struct ComputeContext {
+  const Node &node;
+  int64_t opset;
+  std::vector<TensorFunc> inputs;      // undefined Func for omitted optional inputs
+  std::vector<const Tensor *> values;  // nullptr unless the value is known
+  std::vector<TensorType> output_types;
+
+  const Attributes &attrs() const { return node.attributes; }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
+  const TensorFunc &input(size_t i) const;
+  /// The value of input i; fails when not known.
+  const Tensor &value(size_t i) const;
+  std::vector<int64_t> ints_value(size_t i, std::vector<int64_t> fallback = {}) const;
+  const TensorType &output_type(size_t i) const { return output_types.at(i); }
+  [[noreturn]] void fail(const std::string &message) const;
+};
+
+/// Builds the output Funcs of one node (one per ONNX output that is requested). A rule may
+/// schedule its own internal stages (compute_root of a reduction, say); the outputs get
+/// the default schedule afterwards.
+using ComputeFn = std::function<std::vector<TensorFunc>(const ComputeContext &)>;
+
+class ComputeRegistry {
+ public:
+  void add(const std::string &op_type, ComputeFn fn);
+  const ComputeFn *find(const std::string &op_type) const;
+
+ private:
+  std::vector<std::pair<std::string, ComputeFn>> rules_;
+};
+
+const ComputeFn *find_compute_rule(const std::string &op_type);
+
+// Registration hooks, one per family file (compute_*.cpp).
+void register_elementwise_compute(ComputeRegistry &r);
+void register_nn_compute(ComputeRegistry &r);
+void register_conv_compute(ComputeRegistry &r);
+void register_pool_compute(ComputeRegistry &r);
+void register_normalization_compute(ComputeRegistry &r);
+void register_reduction_compute(ComputeRegistry &r);
+void register_shape_ops_compute(ComputeRegistry &r);
+void register_index_ops_compute(ComputeRegistry &r);
+void register_misc_compute(ComputeRegistry &r);
+
+// Helpers shared by compute rules (compute_helpers.cpp).
+
+Halide::Type halide_type(DType dtype);
+/// Fresh pure variables, one per ONNX axis.
+std::vector<Halide::Var> make_vars(size_t rank, const std::string &prefix = "i");
+std::vector<Halide::Expr> to_exprs(const std::vector<Halide::Var> &vars);
+/// A Func of the given type and shape whose element at an ONNX index is body(index).
+TensorFunc define_tensor(const std::string &name, DType dtype, const Shape &shape,
+                         const std::function<Halide::Expr(const std::vector<Halide::Expr> &)> &body);
+/// Reads `in` at the element that numpy broadcasting maps to out_index (trailing-aligned;
+/// size-1 dimensions read index 0).
+Halide::Expr broadcast_read(const TensorFunc &in, const std::vector<Halide::Expr> &out_index);
+/// Converts with ONNX Cast semantics (float->int truncates toward zero, to bool is != 0).
+Halide::Expr cast_to(DType dtype, Halide::Expr e);
+/// Arithmetic type used for float math on this dtype (float16 computes in float32).
+Halide::Type math_type(DType dtype);
+/// Float constant of the tensor's compute type.
+Halide::Expr lowest_value(DType dtype);
+Halide::Expr highest_value(DType dtype);
+/// Clamps an index into [0, extent-1].
+Halide::Expr clamp_index(Halide::Expr i, int64_t extent);
+
+}  // namespace tessel

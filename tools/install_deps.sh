@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs everything tessel needs to build and test on Debian 12. Idempotent and quiet
+# when the packages are already there.
+set -euo pipefail
+
+build_packages=(
+  build-essential cmake ninja-build pkg-config
+  libhalide14-0-dev llvm-14-dev
+  libxgboost-dev libsqlite3-dev libcli11-dev catch2
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata
+  python3-onnx python3-numpy
+)
+
+missing=()
+for p in "${build_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

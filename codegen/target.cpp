@@ -13,7 +13,10 @@ std::string Target::to_string() const {
 }
 
 std::string Target::halide_target() const {
-  Halide::Target host = Halide::get_host_target();
+  // Halide 14 reports avx512_sapphirerapids on Zen 4/5, which implies AVX512-FP16 they
+  // lack; float16 kernels then die on an illegal instruction. Drop it: the remaining
+  // avx512_cannonlake features are what these CPUs have.
+  Halide::Target host = Halide::get_host_target().without_feature(Halide::Target::AVX512_SapphireRapids);
   if (kind == Kind::Cuda) {
     // Halide 14 accepts up to compute capability 8.6; newer GPUs JIT the PTX.
     return host.with_feature(Halide::Target::CUDA)

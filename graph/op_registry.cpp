@@ -53,6 +53,7 @@ static const OpRegistry &registry() {
     OpRegistry r;
     register_elementwise_ops(r);
     register_nn_ops(r);
+    register_pool_norm_ops(r);
     register_reduction_ops(r);
     register_shape_ops(r);
     register_index_ops(r);

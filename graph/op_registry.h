@@ -58,6 +58,7 @@ std::vector<std::string> supported_op_types();
 class OpRegistry;
 void register_elementwise_ops(OpRegistry &registry);
 void register_nn_ops(OpRegistry &registry);
+void register_pool_norm_ops(OpRegistry &registry);
 void register_reduction_ops(OpRegistry &registry);
 void register_shape_ops(OpRegistry &registry);
 void register_index_ops(OpRegistry &registry);

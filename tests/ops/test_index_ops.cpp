@@ -1,0 +1,3 @@
+#include <catch2/catch.hpp>
+
+#include "tests/ops/op_test_util.h"

@@ -98,7 +98,6 @@ std::vector<std::string> Graph::outer_scope_names() const {
           if (!defined.count(captured)) names.insert(captured);
     }
   }
-  // Only names that are actually read count.
   std::vector<std::string> result(names.begin(), names.end());
   return result;
 }

@@ -25,6 +25,10 @@ static void check_same_dtype(const InferenceContext &ctx, size_t a, size_t b) {
              dtype_name(ctx.input(b).dtype));
 }
 
+bool prelu_slope_is_per_channel(int64_t opset, const Shape &x, const Shape &slope) {
+  return opset < 7 && slope.size() == 1 && x.size() >= 2 && slope[0] == x[1] && slope[0] != 1;
+}
+
 void register_elementwise_ops(OpRegistry &r) {
   const char *unary_same_type[] = {
       "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf",
@@ -40,7 +44,7 @@ void register_elementwise_ops(OpRegistry &r) {
          }, {}, OpPattern::Elementwise});
   r.add({"Cast", [](const InferenceContext &ctx) {
            DType to = dtype_from_onnx(static_cast<int32_t>(ctx.attrs().get_int("to")));
-           if (!dtype_is_supported(to)) ctx.fail("cannot cast to " + dtype_name(to));
+           if (!dtype_is_supported(to)) ctx.fail("unsupported target type " + dtype_name(to));
            TensorType t = ctx.input(0);
            t.dtype = to;
            return std::vector<TensorType>{t};
@@ -77,6 +81,9 @@ void register_elementwise_ops(OpRegistry &r) {
            return broadcast_all(ctx, ctx.input(1).dtype);
          }, {}, OpPattern::Broadcast});
   r.add({"PRelu", [](const InferenceContext &ctx) {
+           // Opset < 7: a 1-D slope is per channel (axis 1), not numpy-broadcast.
+           if (prelu_slope_is_per_channel(ctx.opset, ctx.input(0).shape, ctx.input(1).shape))
+             return std::vector<TensorType>{ctx.input(0)};
            // Unidirectional: the slope broadcasts to X.
            auto out = broadcast_all(ctx, ctx.input(0).dtype);
            if (out[0].shape != ctx.input(0).shape)

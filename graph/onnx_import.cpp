@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "graph/shape_inference.h"
 #include "graph/tensor_proto.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -176,6 +177,14 @@ Result<Graph> import_onnx_file(const std::string &path) {
   auto graph = import_onnx_bytes(buffer.str(), folder_of(path));
   if (!graph.ok()) return make_error(path + ": " + graph.error().message);
   return graph;
+}
+
+Result<Graph> load_model(const std::string &path) {
+  auto graph = import_onnx_file(path);
+  if (!graph.ok()) return graph.error();
+  auto inferred = infer_shapes(std::move(graph.value()));
+  if (!inferred.ok()) return make_error(path + ": " + inferred.error().message);
+  return inferred;
 }
 
 }  // namespace tessel

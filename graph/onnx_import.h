@@ -15,4 +15,8 @@ Result<Graph> import_onnx_file(const std::string &path);
 Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &base_dir,
                                 bool run_checker = true);
 
+/// import_onnx_file, then the supported-op check (every unsupported op listed at once)
+/// and static shape inference: what every command does before anything else.
+Result<Graph> load_model(const std::string &path);
+
 }  // namespace tessel

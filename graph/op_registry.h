@@ -80,6 +80,8 @@ class OpRegistry {
 Shape broadcast_shapes(const InferenceContext &ctx, const std::vector<Shape> &shapes);
 /// Normalizes a possibly negative axis into [0, rank); fails when out of range.
 int64_t normalize_axis(const InferenceContext &ctx, int64_t axis, int64_t rank);
+/// Whether PRelu's slope applies per channel (axis 1), as opset 6 defined it.
+bool prelu_slope_is_per_channel(int64_t opset, const Shape &x, const Shape &slope);
 /// A type with the given dtype and shape.
 inline TensorType make_type(DType dtype, Shape shape) { return TensorType{dtype, std::move(shape), true}; }
 

@@ -50,6 +50,13 @@ static void collect_unsupported(const Graph &graph, std::map<std::string, std::v
 Result<void> check_supported_ops(const Graph &graph) {
   std::map<std::string, std::vector<std::string>> found;
   collect_unsupported(graph, found);
+  // Model inputs and outputs of a type tessel cannot hold (bfloat16, string) count too.
+  for (const std::vector<int> *list : {&graph.inputs, &graph.outputs})
+    for (int t : *list) {
+      const DType d = graph.tensors[t].type.dtype;
+      if (d != DType::Undefined && !dtype_is_supported(d))
+        found["type " + dtype_name(d)].push_back(graph.tensors[t].name);
+    }
   if (found.empty()) return {};
   std::string msg = "unsupported ops: ";
   bool first = true;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "graph/op_registry.h"
 #include "schedule/op_compute.h"
 
 namespace tessel {
@@ -214,7 +215,16 @@ void register_elementwise_compute(ComputeRegistry &r) {
   add_binary(r, "Greater", [](Expr a, Expr b, auto &) { return a > b; });
   add_binary(r, "LessOrEqual", [](Expr a, Expr b, auto &) { return a <= b; });
   add_binary(r, "GreaterOrEqual", [](Expr a, Expr b, auto &) { return a >= b; });
-  add_binary(r, "PRelu", [](Expr x, Expr slope, auto &) { return select(x < 0, x * slope, x); });
+  r.add("PRelu", [](const ComputeContext &ctx) {
+    const TensorFunc &x = ctx.input(0), &slope = ctx.input(1);
+    const TensorType &out = ctx.output_type(0);
+    const bool per_channel = prelu_slope_is_per_channel(ctx.opset, x.shape, slope.shape);
+    return std::vector<TensorFunc>{define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+      Expr v = x.at(i);
+      Expr s = per_channel ? slope.at({i[1]}) : broadcast_read(slope, i);
+      return select(v < 0, v * s, v);
+    })};
+  });
   for (const char *op : {"Sum", "Mean", "Min", "Max"}) add_variadic(r, op);
 
   r.add("Where", [](const ComputeContext &ctx) {

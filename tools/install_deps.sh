@@ -12,6 +12,11 @@ build_packages=(
   python3-onnx python3-numpy
 )
 
+# The end-to-end tests export their models with PyTorch.
+if [ "${TESSEL_WITH_TORCH:-0}" = 1 ]; then
+  build_packages+=(python3-torch)
+fi
+
 missing=()
 for p in "${build_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

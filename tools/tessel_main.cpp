@@ -1,1 +1,40 @@
-int main(){return 0;}
+// The tessel command line: argument parsing only; every feature is a library call.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/commands.h"
+
+int main(int argc, char **argv) {
+  CLI::App app{"tessel: tensor-program scheduler and auto-tuner"};
+  app.require_subcommand(1);
+
+  tessel::RunOptions run;
+  CLI::App *run_cmd = app.add_subcommand("run", "Run a model on the host CPU (untuned kernels)");
+  run_cmd->add_option("model", run.model_path, "model.onnx")->required();
+  run_cmd->add_option("--input,-i", run.inputs, "NAME=file.npy (or file.npy, positional); random inputs when none")
+      ->take_all();
+  run_cmd->add_option("--output-dir,-o", run.output_dir, "write <output name>.npy per graph output here");
+  run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after one warm-up run")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--threads,-t", run.threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--seed", run.seed, "seed for random inputs");
+  run_cmd->add_option("--target", run.target, "compilation target (llvm)");
+  run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
+
+  tessel::InspectOptions inspect;
+  CLI::App *inspect_cmd = app.add_subcommand("inspect", "Describe a model: ops, inputs/outputs, parameters, FLOPs");
+  inspect_cmd->add_option("model", inspect.model_path, "model.onnx")->required();
+  inspect_cmd->add_flag("--graph", inspect.print_graph, "print every node with inferred types");
+  inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*run_cmd) return tessel::run_command(run);
+  if (*inspect_cmd) return tessel::inspect_command(inspect);
+  return 2;
+}

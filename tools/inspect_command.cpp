@@ -1,0 +1,57 @@
+// `tessel inspect model.onnx`: what is in a model.
+#include <cstdio>
+
+#include "graph/model_stats.h"
+#include "graph/onnx_import.h"
+#include "tools/commands.h"
+#include "tools/json_writer.h"
+
+namespace tessel {
+
+int inspect_command(const InspectOptions &options) {
+  auto graph = load_model(options.model_path);
+  if (!graph.ok()) {
+    std::fprintf(stderr, "tessel: error: %s\n", graph.error().message.c_str());
+    return 1;
+  }
+  const Graph &g = graph.value();
+  const ModelStats stats = compute_model_stats(g);
+  if (options.json) {
+    JsonWriter json;
+    json.begin_object();
+    json.key("model").value(options.model_path);
+    json.key("opset").value(g.opset);
+    json.key("nodes").value(static_cast<int64_t>(g.nodes.size()));
+    json.key("parameters").value(stats.parameter_count);
+    json.key("parameter_bytes").value(stats.parameter_bytes);
+    json.key("flops").value(stats.flops);
+    json.key("ops").begin_object();
+    for (const auto &[op, count] : stats.op_histogram) json.key(op).value(static_cast<int64_t>(count));
+    json.end_object();
+    for (const char *which : {"inputs", "outputs"}) {
+      json.key(which).begin_array();
+      for (int t : std::string(which) == "inputs" ? g.inputs : g.outputs) {
+        json.begin_object();
+        json.key("name").value(g.tensors[t].name);
+        json.key("type").value(g.tensors[t].type.to_string());
+        json.end_object();
+      }
+      json.end_array();
+    }
+    json.end_object();
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+  }
+  std::printf("model     %s\n", options.model_path.c_str());
+  std::printf("graph     %s, opset %lld, %zu nodes\n", g.name.c_str(), static_cast<long long>(g.opset), g.nodes.size());
+  for (int t : g.inputs) std::printf("input     %-24s %s\n", g.tensors[t].name.c_str(), g.tensors[t].type.to_string().c_str());
+  for (int t : g.outputs) std::printf("output    %-24s %s\n", g.tensors[t].name.c_str(), g.tensors[t].type.to_string().c_str());
+  std::printf("params    %lld (%.2f MB)\n", static_cast<long long>(stats.parameter_count), stats.parameter_bytes / 1e6);
+  std::printf("FLOPs     %.3f G (multiply-add = 2)\n", stats.flops / 1e9);
+  std::printf("ops:\n");
+  for (const auto &[op, count] : stats.op_histogram) std::printf("  %-28s %d\n", op.c_str(), count);
+  if (options.print_graph) std::printf("\n%s", print_graph(g).c_str());
+  return 0;
+}
+
+}  // namespace tessel

@@ -1,0 +1,126 @@
+// `tessel run model.onnx`: execute a model node by node with untuned kernels.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "graph/onnx_import.h"
+#include "runtime/graph_executor.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/model_inputs.h"
+#include "runtime/npy.h"
+#include "tools/commands.h"
+#include "tools/json_writer.h"
+
+namespace tessel {
+
+/// Output names can hold '/', ':' and the like; keep letters, digits, '-', '_' and '.'.
+static std::string file_safe(const std::string &name) {
+  std::string s = name.empty() ? "output" : name;
+  for (char &c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  if (s[0] == '.') s[0] = '_';
+  return s;
+}
+
+static int fail(const std::string &message) {
+  std::fprintf(stderr, "tessel: error: %s\n", message.c_str());
+  return 1;
+}
+
+int run_command(const RunOptions &options) {
+  if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+  auto target = parse_target(options.target);
+  if (!target.ok()) return fail(target.error().message);
+  if (target->kind != Target::Kind::Host) return fail("`tessel run` on an .onnx file runs on the host CPU; use --target llvm");
+  auto graph = load_model(options.model_path);
+  if (!graph.ok()) return fail(graph.error().message);
+
+  std::vector<Tensor> inputs;
+  std::vector<std::string> notes;
+  if (options.inputs.empty()) {
+    auto random = random_inputs(graph.value(), options.seed, &notes);
+    if (!random.ok()) return fail(random.error().message);
+    inputs = std::move(random.value());
+    notes.push_back("random inputs (seed " + std::to_string(options.seed) + ")");
+  } else {
+    std::vector<std::pair<std::string, Tensor>> given;
+    for (const std::string &spec : options.inputs) {
+      auto eq = spec.find('=');
+      std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+      std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+      auto tensor = read_npy(path);
+      if (!tensor.ok()) return fail(tensor.error().message);
+      given.emplace_back(name, tensor.value());
+    }
+    auto bound = bind_inputs(graph.value(), given);
+    if (!bound.ok()) return fail(bound.error().message);
+    inputs = std::move(bound.value());
+  }
+
+  auto shared = std::make_shared<const Graph>(std::move(graph.value()));
+  GraphExecutor executor(shared, target.value());
+  auto start = std::chrono::steady_clock::now();
+  auto outputs = executor.run(inputs);
+  const double first_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!outputs.ok()) return fail(outputs.error().message);
+
+  std::vector<double> times_ms;
+  for (int r = 0; r < options.repeat; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto again = executor.run(inputs);
+    times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (!again.ok()) return fail(again.error().message);
+  }
+  std::sort(times_ms.begin(), times_ms.end());
+  const double median_ms = times_ms.empty() ? first_run_ms : times_ms[times_ms.size() / 2];
+
+  std::vector<std::string> written;
+  if (!options.output_dir.empty()) {
+    mkdir(options.output_dir.c_str(), 0755);
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      const std::string path = options.output_dir + "/" + file_safe(shared->tensors[shared->outputs[i]].name) + ".npy";
+      auto ok = write_npy(path, (*outputs)[i]);
+      if (!ok.ok()) return fail(ok.error().message);
+      written.push_back(path);
+    }
+  }
+  const KernelCacheStats stats = kernel_cache_stats();
+  if (options.json) {
+    JsonWriter json;
+    json.begin_object();
+    json.key("model").value(options.model_path);
+    json.key("outputs").begin_array();
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      json.begin_object();
+      json.key("name").value(shared->tensors[shared->outputs[i]].name);
+      json.key("type").value((*outputs)[i].type().to_string());
+      if (i < written.size()) json.key("file").value(written[i]);
+      json.end_object();
+    }
+    json.end_array();
+    json.key("first_run_ms").value(first_run_ms);
+    json.key("median_ms").value(median_ms);
+    json.key("repeats").value(static_cast<int64_t>(times_ms.size()));
+    json.key("kernels_compiled").value(static_cast<int64_t>(stats.compiled));
+    json.key("compile_seconds").value(stats.compile_seconds);
+    json.end_object();
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+  }
+  for (const std::string &note : notes) std::printf("note: %s\n", note.c_str());
+  for (size_t i = 0; i < outputs->size(); ++i)
+    std::printf("output %-24s %s%s\n", shared->tensors[shared->outputs[i]].name.c_str(),
+                (*outputs)[i].type().to_string().c_str(), i < written.size() ? ("  -> " + written[i]).c_str() : "");
+  std::printf("first run %.2f ms (includes compiling %d kernels in %.2f s)\n", first_run_ms, stats.compiled,
+              stats.compile_seconds);
+  if (!times_ms.empty())
+    std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", median_ms, times_ms.size(),
+                times_ms.front(), times_ms.back());
+  return 0;
+}
+
+}  // namespace tessel

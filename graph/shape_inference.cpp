@@ -134,6 +134,12 @@ Result<Graph> infer_shapes(Graph graph) {
       in_types.push_back(t == kNoTensor ? TensorType{} : graph.tensors[t].type);
       in_values.push_back(t != kNoTensor && graph.tensors[t].constant ? &*graph.tensors[t].constant : nullptr);
     }
+    // An input whose type is still unknown (behind a run-time-only shape) is not a missing
+    // input: the outputs are unknown too, and the runtime infers them with real values.
+    bool input_unknown = false;
+    for (size_t i = 0; i < in_types.size(); ++i)
+      input_unknown |= graph.node_inputs[n][i] != kNoTensor && in_types[i].dtype == DType::Undefined;
+    if (input_unknown) continue;
     auto out = infer_node_types(node, graph.opset, in_types, in_values, graph.node_outputs[n].size());
     if (!out.ok()) return out.error();
     std::optional<Tensor> value = static_value(graph, n, in_types);

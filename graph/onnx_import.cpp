@@ -79,6 +79,8 @@ class GraphImporter {
 
  private:
   TensorType value_info_type(const onnx::ValueInfoProto &vi) {
+    // A value with no type at all (allowed inside bodies) is simply not known yet.
+    if (vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return TensorType{DType::Undefined, {}, false};
     if (!vi.type().has_tensor_type())
       throw TesselException("value '" + vi.name() +
                             "' is not a tensor (sequence, map and optional values are not supported)");

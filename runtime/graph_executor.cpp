@@ -64,12 +64,12 @@ static Result<std::vector<Tensor>> execute_node(const Graph &g, int n, const std
   if (is_host_op(node.op_type)) return run_host_op(host, out_types.value());
 
   std::vector<Tensor> outputs;
-  bool empty = false;
+  bool all_empty = true;
   for (const TensorType &t : out_types.value()) {
     outputs.emplace_back(t.fully_known() ? Tensor(t.dtype, t.shape) : Tensor());
-    empty |= t.fully_known() && shape_numel(t.shape) == 0;
+    all_empty &= t.fully_known() && shape_numel(t.shape) == 0;
   }
-  if (empty) return outputs;  // nothing to compute (Halide cannot realize empty buffers)
+  if (all_empty) return outputs;  // nothing to compute; the kernel skips empty outputs
 
   const OpSchema *schema = find_op_schema(node.op_type);
   std::vector<const Tensor *> baked(inputs.size(), nullptr);

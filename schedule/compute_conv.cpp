@@ -1,9 +1,453 @@
+// Compute rules for Conv and ConvTranspose, both as one direct convolution kernel.
+//
+// The input is first materialized into a "source" Func that may be read anywhere the
+// kernel window reaches: zero padding for Conv, and for ConvTranspose the input spread
+// out by the stride (zeros between elements) and padded, so that a transposed
+// convolution becomes a stride-1 convolution with the kernel flipped. The convolution
+// itself accumulates a register tile (one or two vectors along the innermost output
+// axis, times several output channels and rows) over all input channels and kernel taps;
+// the output Func is a pure copy, so the default schedule applies to it unchanged.
 #include <Halide.h>
+
+#include <algorithm>
+#include <cctype>
 
 #include "schedule/op_compute.h"
 
 namespace tessel {
+namespace {
 
-void register_conv_compute(ComputeRegistry &r) {}
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::TailStrategy;
+using Halide::Var;
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+/// (begin, end) of a total padding: the extra element goes to the end for SAME_UPPER and
+/// to the beginning otherwise (the ONNX reference rule, with floor division).
+std::pair<int64_t, int64_t> split_padding(int64_t total, bool upper) {
+  const int64_t half = floor_div(total, 2);
+  return upper ? std::make_pair(half, total - half) : std::make_pair(total - half, half);
+}
+
+/// Halide Func names must not contain '.', which Halide uses to name loops.
+std::string func_name(const std::string &node_name, const std::string &suffix) {
+  std::string s;
+  for (char c : node_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return (s.empty() ? "conv" : s) + "_" + suffix;
+}
+
+/// Geometry of one convolution, per spatial axis in ONNX order.
+struct ConvGeometry {
+  std::vector<int64_t> kernel, strides, dilations, pad_begin;
+};
+
+ConvGeometry read_geometry(const ComputeContext &ctx, size_t spatial) {
+  const Attributes &attrs = ctx.attrs();
+  const Shape &w = ctx.input(1).shape;
+  ConvGeometry g;
+  g.kernel = attrs.get_ints("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+  g.strides = attrs.get_ints("strides", std::vector<int64_t>(spatial, 1));
+  g.dilations = attrs.get_ints("dilations", std::vector<int64_t>(spatial, 1));
+  if (g.kernel.size() != spatial || g.strides.size() != spatial || g.dilations.size() != spatial)
+    ctx.fail("kernel_shape, strides and dilations need one entry per spatial axis");
+  return g;
+}
+
+/// One kernel axis: `extent` taps, each moving the read position along the kernel's own
+/// spatial axis `axis` by `step` source elements.
+struct Tap {
+  int64_t extent;
+  size_t axis;
+  int64_t step;
+};
+
+/// What the shared convolution kernel needs to know about one op.
+struct DirectConv {
+  std::string name;
+  /// Source in Halide order (spatial innermost-first, channel, batch); output position o
+  /// along an axis reads it at o * stride + the steps of the taps on that axis.
+  Func source;
+  std::vector<int64_t> out_spatial;  // output positions per axis, ONNX order
+  std::vector<int64_t> strides;      // per axis
+  std::vector<Tap> taps;             // in the weight's kernel-dim order
+  int64_t batch = 1, out_channels = 1;
+  int64_t channels_per_group = 1;  // input channels each output channel sees
+  int64_t out_channels_per_group = 1;
+  /// Weight of output channel m, input channel ic (within its group) and one index per tap.
+  std::function<Expr(Expr m, Expr ic, const std::vector<Expr> &k)> weight;
+  std::function<Expr(Expr m)> bias;  // empty when there is none
+  Halide::Type acc_type;
+};
+
+int vector_width_for(int64_t n, int natural) {
+  for (int v = natural; v >= 4; v /= 2)
+    if (n >= v) return v;
+  return 1;
+}
+
+/// Register tile along the innermost output axis: vector width and tile extent (one or two
+/// vectors, never more than the axis).
+struct RowTile {
+  int vec;
+  int64_t extent;
+};
+
+RowTile row_tile(int64_t width, int natural) {
+  const int vec = vector_width_for(width, natural);
+  return {vec, vec == 1 ? width : vec * std::min<int64_t>(2, width / vec)};
+}
+
+/// Fraction of full-width vector lanes doing useful work when `useful` of `width`
+/// positions along a tiled axis are needed.
+double lane_efficiency(int64_t useful, int64_t width, int natural) {
+  const RowTile t = row_tile(width, natural);
+  const int64_t tiles = (width + t.extent - 1) / t.extent;
+  return static_cast<double>(useful) / static_cast<double>(tiles * t.extent) * t.vec / natural;
+}
+
+/// The convolution as a Func in Halide order (spatial innermost-first, m, n), computed at
+/// root with a register-tiled schedule. Tiles use ShiftInwards, so every tile lies inside
+/// the output and the register tile has constant extents.
+Func direct_conv(const DirectConv &c) {
+  const size_t spatial = c.out_spatial.size();
+  std::vector<Var> pos;  // ONNX spatial order
+  for (size_t d = 0; d < spatial; ++d) pos.emplace_back("o" + std::to_string(d));
+  Var m("m"), n("n");
+  std::vector<Var> args(pos.rbegin(), pos.rend());
+  args.push_back(m);
+  args.push_back(n);
+
+  // Reduction over taps (the last kernel dim innermost) and the input channels of the group.
+  const size_t tap_count = c.taps.size();
+  Halide::Region region;
+  for (size_t t = tap_count; t-- > 0;) region.push_back({0, static_cast<int>(c.taps[t].extent)});
+  region.push_back({0, static_cast<int>(c.channels_per_group)});
+  RDom r(region, c.name + "_r");
+  std::vector<Expr> tap(tap_count);
+  for (size_t t = 0; t < tap_count; ++t) tap[t] = r[static_cast<int>(tap_count - 1 - t)];
+  Expr ic = r[static_cast<int>(tap_count)];
+  const int64_t groups = c.out_channels / c.out_channels_per_group;
+  Expr channel = groups == 1 ? ic
+                             : (m / static_cast<int>(c.out_channels_per_group)) * static_cast<int>(c.channels_per_group) + ic;
+
+  std::vector<Expr> read(spatial);
+  for (size_t d = 0; d < spatial; ++d) read[d] = pos[d] * static_cast<int>(c.strides[d]);
+  for (size_t t = 0; t < tap_count; ++t) read[c.taps[t].axis] += tap[t] * static_cast<int>(c.taps[t].step);
+  std::vector<Expr> src_index(read.rbegin(), read.rend());  // Halide order
+  src_index.push_back(channel);
+  src_index.push_back(n);
+
+  Func acc(c.name + "_acc");
+  acc(args) = c.bias ? Halide::cast(c.acc_type, c.bias(m)) : Halide::Internal::make_zero(c.acc_type);
+  acc(args) += Halide::cast(c.acc_type, c.source(src_index)) * Halide::cast(c.acc_type, c.weight(m, ic, tap));
+
+  Func tiled(c.name + "_tiled");
+  tiled(args) = acc(args);
+
+  // Register tile: about 16 accumulators of (vector along x) x (channels) x (rows).
+  const int64_t width = c.out_spatial.back();
+  const int64_t height = spatial >= 2 ? c.out_spatial[spatial - 2] : 1;
+  const int natural = std::max(1, 512 / c.acc_type.bits());
+  const RowTile xt = row_tile(width, natural);
+  const int vec = xt.vec;
+  const int64_t tile_x = xt.extent;
+  const int64_t tile_m = std::min<int64_t>(c.out_channels, 8);
+  const int64_t tile_y = std::min<int64_t>(height, tile_x > vec ? 1 : 2);
+
+  Var x = args[0];
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), mo("mo"), mi("mi");
+  tiled.compute_root()
+      .split(x, xo, xi, static_cast<int>(tile_x), TailStrategy::ShiftInwards)
+      .split(m, mo, mi, static_cast<int>(tile_m), TailStrategy::ShiftInwards);
+  std::vector<Halide::VarOrRVar> order = {xi};
+  if (spatial >= 2) {
+    tiled.split(args[1], yo, yi, static_cast<int>(tile_y), TailStrategy::ShiftInwards);
+    order.push_back(yi);
+  }
+  order.push_back(mi);
+  order.push_back(xo);
+  if (spatial >= 2) order.push_back(yo);
+  for (size_t d = 2; d < spatial; ++d) order.push_back(args[d]);
+  order.push_back(mo);
+  order.push_back(n);
+  tiled.reorder(order);
+  // Everything outside the x tiles is fused into one parallel loop.
+  Var outer = spatial >= 2 ? yo : mo;
+  for (size_t k = spatial >= 2 ? 5 : 4; k < order.size(); ++k) {
+    Var v = order[k].var;
+    Var wider(outer.name() + "_" + v.name());
+    tiled.fuse(outer, v, wider);
+    outer = wider;
+  }
+  int64_t flops = c.batch * c.out_channels * c.channels_per_group;
+  for (int64_t o : c.out_spatial) flops *= o;
+  for (const Tap &t : c.taps) flops *= t.extent;
+  if (flops >= 65536 && c.batch * c.out_channels * height > 1) tiled.parallel(outer);
+  if (vec > 1) tiled.vectorize(xi, vec);
+
+  acc.compute_at(tiled, xo);
+  if (vec > 1) acc.vectorize(x, vec);
+  Halide::Stage update = acc.update();
+  std::vector<Halide::VarOrRVar> update_order;
+  Var xv("xv"), xvo("xvo");
+  if (vec > 1) {
+    update.split(x, xvo, xv, vec, TailStrategy::RoundUp);
+    update_order = {xv, xvo};
+  } else {
+    update_order = {x};
+  }
+  if (spatial >= 2) update_order.push_back(args[1]);
+  update_order.push_back(m);
+  for (int k = 0; k <= static_cast<int>(tap_count); ++k) update_order.push_back(r[k]);
+  update.reorder(update_order);
+  if (vec > 1) update.vectorize(xv).unroll(xvo);
+  else if (tile_x <= 8) update.unroll(x);
+  if (spatial >= 2) update.unroll(args[1]);
+  update.unroll(m);
+  return tiled;
+}
+
+/// Declares the output buffer's exact bounds (tessel always passes buffers at min 0), so
+/// Halide knows every tile origin statically.
+TensorFunc pin_output_bounds(TensorFunc out) {
+  Halide::OutputImageParam buffer = out.func.output_buffer();
+  for (int d = 0; d < out.rank(); ++d)
+    buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
+  return out;
+}
+
+/// A convolution before the choice of layout: what the (padded, or spread) source holds at
+/// each coordinate, the kernel geometry and the weights.
+struct ConvProblem {
+  std::string name;
+  /// Source value at spatial coordinates (ONNX order), channel c and batch n. Reads of the
+  /// input in it must be clamped: the source may be evaluated anywhere.
+  std::function<Expr(const std::vector<Expr> &coords, Expr c, Expr n)> source_value;
+  /// The input itself when the source needs no padding (read without a copy).
+  Func unpadded_input;
+  std::vector<int64_t> kernel, strides, dilations;
+  Shape out_shape;
+  int64_t channels_per_group = 1, out_channels_per_group = 1;
+  std::function<Expr(Expr m, Expr ic, const std::vector<Expr> &k)> weight;
+  std::function<Expr(Expr m)> bias;
+};
+
+/// Computes a materialized source at root: vectorized along its innermost axis, parallel
+/// over channels when large.
+void schedule_source(Func &f, int64_t elements) {
+  std::vector<Var> a = f.args();
+  f.compute_root().vectorize(a[0], 16, TailStrategy::RoundUp);
+  if (elements >= 65536) f.parallel(a[a.size() - 2]);
+}
+
+/// Builds the kernel for one convolution. 2-D problems whose rows are too short for full
+/// vectors (the 14x14 and 7x7 layers of a ResNet, 1x1 kernels) use a "wide row" layout:
+/// the source is flattened with row pitch P, output (y, x) lives at y * P + x of a 1-D
+/// convolution whose vertical taps step by P, and the columns x >= width are computed
+/// and dropped. Everything else convolves the N-D source directly.
+TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
+  const size_t spatial = p.kernel.size();
+  const TensorType &out = ctx.output_type(0);
+  const Halide::Type acc_type = math_type(out.dtype);
+  const int natural = std::max(1, 512 / acc_type.bits());
+  const int64_t width = p.out_shape.back(), height = spatial >= 2 ? p.out_shape[spatial] : 1;
+
+  DirectConv c;
+  c.name = p.name;
+  c.batch = p.out_shape[0];
+  c.out_channels = p.out_shape[1];
+  c.channels_per_group = p.channels_per_group;
+  c.out_channels_per_group = p.out_channels_per_group;
+  c.weight = p.weight;
+  c.bias = p.bias;
+  c.acc_type = acc_type;
+  const int64_t source_elements = c.batch * c.channels_per_group * (c.out_channels / c.out_channels_per_group) *
+                                  shape_numel(Shape(p.out_shape.begin() + 2, p.out_shape.end()));
+
+  bool wide = false;
+  int64_t pitch = 0, positions = 0;
+  if (spatial == 2 && p.strides[0] == p.strides[1]) {
+    pitch = (width - 1) * p.strides[1] + (p.kernel[1] - 1) * p.dilations[1] + 1;
+    positions = (height - 1) * pitch + width;
+    wide = lane_efficiency(height * width, positions, natural) > 1.15 * lane_efficiency(width, width, natural);
+  }
+  if (wide) {
+    Var q("q"), ch("ch"), n("n");
+    Func flat(func_name(p.name, "flat"));
+    flat(q, ch, n) = p.source_value({q / static_cast<int>(pitch), q % static_cast<int>(pitch)}, ch, n);
+    schedule_source(flat, source_elements);
+    c.source = flat;
+    c.out_spatial = {positions};
+    c.strides = {p.strides[1]};
+    c.taps = {{p.kernel[0], 0, p.dilations[0] * pitch}, {p.kernel[1], 0, p.dilations[1]}};
+    Func conv = direct_conv(c);
+    return pin_output_bounds(define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+      return conv(i[2] * static_cast<int>(pitch) + i[3], i[1], i[0]);
+    }));
+  }
+
+  if (p.unpadded_input.defined()) {
+    c.source = p.unpadded_input;
+  } else {
+    std::vector<Var> u = make_vars(spatial + 2, "u");  // Halide order
+    std::vector<Expr> coords;
+    for (size_t d = spatial; d-- > 0;) coords.push_back(u[d]);
+    Func source(func_name(p.name, "source"));
+    source(u) = p.source_value(coords, u[spatial], u[spatial + 1]);
+    schedule_source(source, source_elements);
+    c.source = source;
+  }
+  c.out_spatial.assign(p.out_shape.begin() + 2, p.out_shape.end());
+  c.strides = p.strides;
+  for (size_t d = 0; d < spatial; ++d) c.taps.push_back({p.kernel[d], d, p.dilations[d]});
+  Func conv = direct_conv(c);
+  return pin_output_bounds(define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+    return conv(std::vector<Expr>(i.rbegin(), i.rend()));
+  }));
+}
+
+std::function<Expr(Expr m)> bias_reader(const ComputeContext &ctx) {
+  if (!ctx.has_input(2)) return {};
+  TensorFunc b = ctx.input(2);
+  return [b](Expr m) { return b.at({m}); };
+}
+
+std::vector<TensorFunc> conv_rule(const ComputeContext &ctx) {
+  const TensorFunc &x = ctx.input(0), &w = ctx.input(1);
+  const TensorType &out = ctx.output_type(0);
+  const size_t spatial = x.shape.size() - 2;
+  ConvGeometry g = read_geometry(ctx, spatial);
+  const std::string auto_pad = ctx.attrs().get_string("auto_pad", "NOTSET");
+  const std::vector<int64_t> pads = ctx.attrs().get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  const int64_t group = ctx.attrs().get_int("group", 1);
+
+  // Pad before each spatial axis, and whether any read falls outside the input.
+  bool needs_padding = false;
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t in = x.shape[2 + d], o = out.shape[2 + d];
+    const int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+    int64_t begin = 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = std::max<int64_t>(0, (o - 1) * g.strides[d] + extent - in);
+      begin = split_padding(total, auto_pad == "SAME_UPPER").first;
+    } else if (auto_pad != "VALID") {
+      begin = pads.at(d);
+    }
+    g.pad_begin.push_back(begin);
+    const int64_t last_read = (o - 1) * g.strides[d] + extent - 1 - begin;
+    needs_padding |= begin > 0 || last_read >= in;
+  }
+
+  ConvProblem p;
+  p.name = func_name(ctx.node.name, "conv");
+  const Shape in_shape = x.shape;
+  const std::vector<int64_t> pad_begin = g.pad_begin;
+  Func input = x.func;
+  p.source_value = [input, in_shape, pad_begin](const std::vector<Expr> &coords, Expr c, Expr n) {
+    const size_t s = coords.size();
+    std::vector<Expr> read(s + 2);  // Halide order
+    Expr inside = Halide::Internal::const_true();
+    for (size_t d = 0; d < s; ++d) {
+      Expr i = coords[d] - static_cast<int>(pad_begin[d]);
+      inside = inside && i >= 0 && i < static_cast<int>(in_shape[2 + d]);
+      read[s - 1 - d] = clamp_index(i, in_shape[2 + d]);
+    }
+    read[s] = c;
+    read[s + 1] = n;
+    return Halide::select(inside, input(read), Halide::Internal::make_zero(input.value().type()));
+  };
+  if (!needs_padding) p.unpadded_input = x.func;
+  p.kernel = g.kernel;
+  p.strides = g.strides;
+  p.dilations = g.dilations;
+  p.out_shape = out.shape;
+  p.channels_per_group = w.shape[1];
+  p.out_channels_per_group = out.shape[1] / group;
+  p.weight = [w](Expr m, Expr ic, const std::vector<Expr> &k) {
+    std::vector<Expr> index = {m, ic};
+    index.insert(index.end(), k.begin(), k.end());
+    return w.at(index);
+  };
+  p.bias = bias_reader(ctx);
+  return {lower_conv(ctx, p)};
+}
+
+std::vector<TensorFunc> conv_transpose_rule(const ComputeContext &ctx) {
+  const TensorFunc &x = ctx.input(0), &w = ctx.input(1);
+  const TensorType &out = ctx.output_type(0);
+  const size_t spatial = x.shape.size() - 2;
+  ConvGeometry g = read_geometry(ctx, spatial);
+  const Attributes &attrs = ctx.attrs();
+  const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  const std::vector<int64_t> pads = attrs.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  const std::vector<int64_t> output_padding = attrs.get_ints("output_padding", std::vector<int64_t>(spatial, 0));
+  const bool explicit_shape = attrs.has("output_shape");
+  const int64_t group = attrs.get_int("group", 1);
+
+  // The transposed convolution is a stride-1 convolution with the kernel flipped over a
+  // spread-out source U[u] = X[(u - offset) / stride] where that divides exactly, else 0,
+  // with offset = (kernel extent - 1) - pad_begin.
+  std::vector<int64_t> offset(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t in = x.shape[2 + d], o = out.shape[2 + d];
+    const int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+    int64_t begin = 0;
+    if (explicit_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = g.strides[d] * (in - 1) + output_padding.at(d) + extent - o;
+      begin = split_padding(total, auto_pad == "SAME_UPPER").first;
+    } else if (auto_pad != "VALID") {
+      begin = pads.at(d);
+    }
+    offset[d] = extent - 1 - begin;
+  }
+
+  ConvProblem p;
+  p.name = func_name(ctx.node.name, "convt");
+  const Shape in_shape = x.shape;
+  const std::vector<int64_t> strides = g.strides;
+  Func input = x.func;
+  p.source_value = [input, in_shape, offset, strides](const std::vector<Expr> &coords, Expr c, Expr n) {
+    const size_t s = coords.size();
+    std::vector<Expr> read(s + 2);  // Halide order
+    Expr inside = Halide::Internal::const_true();
+    for (size_t d = 0; d < s; ++d) {
+      const int stride = static_cast<int>(strides[d]);
+      Expr shifted = coords[d] - static_cast<int>(offset[d]);
+      Expr i = stride == 1 ? shifted : shifted / stride;  // Halide division floors
+      if (stride != 1) inside = inside && shifted % stride == 0;
+      inside = inside && i >= 0 && i < static_cast<int>(in_shape[2 + d]);
+      read[s - 1 - d] = clamp_index(i, in_shape[2 + d]);
+    }
+    read[s] = c;
+    read[s + 1] = n;
+    return Halide::select(inside, input(read), Halide::Internal::make_zero(input.value().type()));
+  };
+  p.kernel = g.kernel;
+  p.strides = std::vector<int64_t>(spatial, 1);
+  p.dilations = g.dilations;
+  p.out_shape = out.shape;
+  p.channels_per_group = x.shape[1] / group;
+  p.out_channels_per_group = w.shape[1];
+  const int64_t in_per_group = p.channels_per_group, out_per_group = p.out_channels_per_group;
+  const std::vector<int64_t> kernel = g.kernel;
+  p.weight = [w, kernel, in_per_group, out_per_group](Expr m, Expr ic, const std::vector<Expr> &k) {
+    Expr group_index = m / static_cast<int>(out_per_group);
+    std::vector<Expr> index = {group_index * static_cast<int>(in_per_group) + ic, m % static_cast<int>(out_per_group)};
+    for (size_t d = 0; d < k.size(); ++d) index.push_back(static_cast<int>(kernel[d] - 1) - k[d]);
+    return w.at(index);
+  };
+  p.bias = bias_reader(ctx);
+  return {lower_conv(ctx, p)};
+}
+
+}  // namespace
+
+void register_conv_compute(ComputeRegistry &r) {
+  r.add("Conv", conv_rule);
+  r.add("ConvTranspose", conv_transpose_rule);
+}
 
 }  // namespace tessel

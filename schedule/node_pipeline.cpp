@@ -48,7 +48,8 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
     std::vector<TensorFunc> outputs = (*rule)(ctx);
     std::vector<Halide::Func> funcs;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i].defined()) continue;
+      // Halide cannot realize an empty buffer; an empty output needs no work anyway.
+      if (!outputs[i].defined() || shape_numel(outputs[i].shape) == 0) continue;
       if (i < output_types.size() && outputs[i].shape != output_types[i].shape)
         return make_error("node '" + node.name + "' (" + node.op_type + "): kernel output " +
                           std::to_string(i) + " has shape " + shape_to_string(outputs[i].shape) +

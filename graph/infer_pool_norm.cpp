@@ -37,10 +37,12 @@ PoolGeometry pool_geometry(const InferenceContext &ctx, const Shape &in) {
   g.strides = a.get_ints("strides", std::vector<int64_t>(n, 1));
   g.dilations = a.get_ints("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> pads = a.get_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (g.strides.size() != n) ctx.fail("strides " + ints_to_string(g.strides) + " must have " + std::to_string(n) + " entries");
+  if (g.strides.size() != n)
+    ctx.fail("strides " + ints_to_string(g.strides) + " must have " + std::to_string(n) + " entries");
   if (g.dilations.size() != n)
     ctx.fail("dilations " + ints_to_string(g.dilations) + " must have " + std::to_string(n) + " entries");
-  if (pads.size() != 2 * n) ctx.fail("pads " + ints_to_string(pads) + " must have " + std::to_string(2 * n) + " entries");
+  if (pads.size() != 2 * n)
+    ctx.fail("pads " + ints_to_string(pads) + " must have " + std::to_string(2 * n) + " entries");
   for (size_t i = 0; i < n; ++i) {
     if (g.kernel[i] < 1) ctx.fail("kernel_shape " + ints_to_string(g.kernel) + " must be positive");
     if (g.strides[i] < 1) ctx.fail("strides " + ints_to_string(g.strides) + " must be positive");
@@ -134,7 +136,8 @@ void check_param_shape(const InferenceContext &ctx, size_t i, const Shape &want,
   bool match = p.shape.size() == want.size();
   for (size_t d = 0; match && d < want.size(); ++d)
     match = p.shape[d] == want[d] || p.shape[d] == kUnknownDim || want[d] == kUnknownDim;
-  if (!match) ctx.fail(std::string(name) + " has shape " + shape_to_string(p.shape) + ", expected " + shape_to_string(want));
+  if (!match)
+    ctx.fail(std::string(name) + " has shape " + shape_to_string(p.shape) + ", expected " + shape_to_string(want));
 }
 
 std::vector<TensorType> infer_batch_norm(const InferenceContext &ctx) {
@@ -153,8 +156,7 @@ std::vector<TensorType> infer_batch_norm(const InferenceContext &ctx) {
   const bool training = ctx.opset >= 14 && ctx.attrs().get_int("training_mode", 0) != 0;
   std::vector<TensorType> types{x};
   if (ctx.num_outputs > 1) {
-    if (!training)
-      ctx.fail("outputs beyond Y are only produced in training mode (training_mode=1, opset >= 14)");
+    if (!training) ctx.fail("outputs beyond Y are only produced in training mode (training_mode=1, opset >= 14)");
     if (ctx.num_outputs > 3) ctx.fail("training mode has at most 3 outputs (Y, running_mean, running_var)");
     types.push_back(ctx.input(3));
     if (ctx.num_outputs > 2) types.push_back(ctx.input(4));

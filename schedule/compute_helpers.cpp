@@ -1,5 +1,6 @@
 #include <Halide.h>
 
+#include <cctype>
 #include <cmath>
 
 #include "graph/result.h"
@@ -32,6 +33,14 @@ Halide::Type halide_type(DType dtype) {
   }
 }
 
+std::string halide_name(const std::string &name) {
+  std::string s = name.empty() ? "f" : name;
+  for (char &c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  if (std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
+  return s;
+}
+
 std::vector<Halide::Var> make_vars(size_t rank, const std::string &prefix) {
   std::vector<Halide::Var> vars;
   for (size_t i = 0; i < rank; ++i) vars.emplace_back(prefix + std::to_string(i));
@@ -45,7 +54,7 @@ std::vector<Expr> to_exprs(const std::vector<Halide::Var> &vars) {
 TensorFunc define_tensor(const std::string &name, DType dtype, const Shape &shape,
                          const std::function<Expr(const std::vector<Expr> &)> &body) {
   TensorFunc out;
-  out.func = Halide::Func(name);
+  out.func = Halide::Func(halide_name(name));
   out.dtype = dtype;
   out.shape = shape;
   std::vector<Halide::Var> vars = make_vars(shape.size());

@@ -56,7 +56,7 @@ std::vector<TensorFunc> compute_einsum(const ComputeContext &ctx) {
   if (!summed.empty() && summed_count > 0) {
     Halide::Region ranges;
     for (int label : summed) ranges.emplace_back(0, static_cast<int>(extents[label]));
-    r = Halide::RDom(ranges, ctx.node.name + "_r");
+    r = Halide::RDom(ranges, halide_name(ctx.node.name + "_r"));
     for (size_t k = 0; k < summed.size(); ++k) label_expr[summed[k]] = r[static_cast<int>(k)];
   }
 
@@ -86,7 +86,7 @@ std::vector<TensorFunc> compute_einsum(const ComputeContext &ctx) {
 
   std::vector<Halide::Var> halide_vars(out_vars.rbegin(), out_vars.rend());
   std::vector<Expr> halide_args(halide_vars.begin(), halide_vars.end());
-  Halide::Func sum(ctx.node.name + "_sum");
+  Halide::Func sum(halide_name(ctx.node.name + "_sum"));
   sum(halide_vars) = Halide::Internal::make_zero(acc_type);
   sum.compute_root();
   if (summed_count > 0) {  // an empty sum stays 0 (an RDom cannot have extent 0)

@@ -18,9 +18,9 @@ using Halide::Expr;
 /// Used by the pooling rules too (compute_pool.cpp declares it).
 struct RootReduction {
   std::string name;
-  Shape kept;                      // extents of the result, ONNX order
-  std::vector<int64_t> reduce;     // extents of the reduction domain, ONNX order (>= 1 each)
-  std::vector<Expr> init;          // one value, or several for a Tuple (argmax)
+  Shape kept;                   // extents of the result, ONNX order
+  std::vector<int64_t> reduce;  // extents of the reduction domain, ONNX order (>= 1 each)
+  std::vector<Expr> init;       // one value, or several for a Tuple (argmax)
   /// New accumulator values from the kept index, the reduction index and the current values.
   std::function<std::vector<Expr>(const std::vector<Expr> &kept, const std::vector<Expr> &r,
                                   const std::vector<Expr> &acc)>
@@ -47,8 +47,10 @@ Halide::Func build_root_reduction(const RootReduction &spec) {
   const bool lanes = spec.merge && !spec.vectorize_kept_inner && inner_extent >= 2 * width;
 
   auto assign = [tuple](Halide::Func &g, const std::vector<Expr> &args, const std::vector<Expr> &values) {
-    if (tuple) g(args) = Halide::Tuple(values);
-    else g(args) = values[0];
+    if (tuple)
+      g(args) = Halide::Tuple(values);
+    else
+      g(args) = values[0];
   };
   auto current = [tuple, &spec](Halide::Func &g, const std::vector<Expr> &args) {
     std::vector<Expr> values;
@@ -102,8 +104,10 @@ Halide::Func build_root_reduction(const RootReduction &spec) {
   }
 
   Halide::Func f(spec.name);
-  if (tuple) f(args) = Halide::Tuple(acc(args));
-  else f(args) = acc(args);
+  if (tuple)
+    f(args) = Halide::Tuple(acc(args));
+  else
+    f(args) = acc(args);
   f.compute_root();
   if (k == 0) {
     acc.compute_root();
@@ -212,7 +216,9 @@ using AxisUpdate = std::function<std::vector<Expr>(const std::vector<Expr> &inde
 using Merge = std::function<std::vector<Expr>(const std::vector<Expr> &a, const std::vector<Expr> &b)>;
 
 std::vector<Expr> add_merge(const std::vector<Expr> &a, const std::vector<Expr> &b) { return {a[0] + b[0]}; }
-std::vector<Expr> max_merge(const std::vector<Expr> &a, const std::vector<Expr> &b) { return {Halide::max(a[0], b[0])}; }
+std::vector<Expr> max_merge(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+  return {Halide::max(a[0], b[0])};
+}
 
 /// Folds a tensor over the axes marked in `reduced`; `merge` (for associative folds) lets
 /// a reduction over the innermost axis run across vector lanes.
@@ -224,7 +230,8 @@ AxisReduction reduce_axes(const std::string &name, const Shape &shape, const std
   spec.init = std::move(init);
   spec.vectorize_kept_inner = !shape.empty() && !reduced.back();
   spec.merge = std::move(merge);
-  spec.update = [reduced, update](const std::vector<Expr> &kept, const std::vector<Expr> &r, const std::vector<Expr> &acc) {
+  spec.update = [reduced, update](const std::vector<Expr> &kept, const std::vector<Expr> &r,
+                                  const std::vector<Expr> &acc) {
     std::vector<Expr> index;
     size_t ki = 0, ri = 0;
     for (bool red : reduced) index.push_back(red ? r[ri++] : kept[ki++]);
@@ -254,24 +261,27 @@ struct Moments {
 
 Moments moments(const std::string &name, const TensorFunc &x, const std::vector<bool> &reduced, Halide::Type math) {
   const int64_t count = reduced_count(x.shape, reduced);
-  AxisReduction sum = reduce_axes(name + "_sum", x.shape, reduced, {math_const(math, 0)},
-                                  [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
-                                    return std::vector<Expr>{acc[0] + as_math(x, i, math)};
-                                  },
-                                  add_merge);
+  AxisReduction sum = reduce_axes(
+      name + "_sum", x.shape, reduced, {math_const(math, 0)},
+      [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
+        return std::vector<Expr>{acc[0] + as_math(x, i, math)};
+      },
+      add_merge);
   // The mean as its own stage keeps the division out of the variance's inner loop.
-  std::vector<Halide::Var> kv = make_vars(static_cast<size_t>(std::count(reduced.begin(), reduced.end(), false)), name + "_m");
+  std::vector<Halide::Var> kv =
+      make_vars(static_cast<size_t>(std::count(reduced.begin(), reduced.end(), false)), name + "_m");
   Halide::Func mean(name + "_mean");
   std::vector<Halide::Var> mean_args(kv.rbegin(), kv.rend());
   mean(mean_args) = sum.func(mean_args) / math_const(math, static_cast<double>(count));
   mean.compute_root();
   AxisReduction mean_r{mean, reduced};
-  AxisReduction sq = reduce_axes(name + "_sqsum", x.shape, reduced, {math_const(math, 0)},
-                                 [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
-                                   Expr d = as_math(x, i, math) - mean_r.at(i);
-                                   return std::vector<Expr>{acc[0] + d * d};
-                                 },
-                                 add_merge);
+  AxisReduction sq = reduce_axes(
+      name + "_sqsum", x.shape, reduced, {math_const(math, 0)},
+      [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
+        Expr d = as_math(x, i, math) - mean_r.at(i);
+        return std::vector<Expr>{acc[0] + d * d};
+      },
+      add_merge);
   Halide::Func var(name + "_var");
   var(mean_args) = sq.func(mean_args) / math_const(math, static_cast<double>(count));
   var.compute_root();
@@ -369,7 +379,7 @@ std::vector<TensorFunc> layer_norm(const ComputeContext &ctx) {
   const TensorFunc &x = ctx.input(0);
   const int64_t rank = x.rank();
   const int64_t axis = normalized_axis(ctx, ctx.attrs().get_int("axis", -1), rank);
-  const DType stash = ctx.output_types.size() > 1 ? ctx.output_type(1).dtype
+  const DType stash = ctx.output_types.size() > 1                  ? ctx.output_type(1).dtype
                       : ctx.attrs().get_int("stash_type", 1) == 11 ? DType::Float64
                                                                    : DType::Float32;
   const Halide::Type math = stash == DType::Float64 ? Halide::Float(64) : Halide::Float(32);
@@ -481,29 +491,30 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
         if (reduced[a]) p = p * static_cast<int>(x.shape[a]) + i[a];
       return p;
     };
-    AxisReduction best = reduce_axes(name + "_argmax", x.shape, reduced,
-                                     {Halide::cast(math, lowest_value(x.dtype)), Expr(-1)},
-                                     [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
-                                       Expr v = as_math(x, i, math);
-                                       Expr take = v > acc[0] || acc[1] < 0;
-                                       return std::vector<Expr>{Halide::select(take, v, acc[0]),
-                                                                Halide::select(take, position(i), acc[1])};
-                                     });
+    AxisReduction best = reduce_axes(
+        name + "_argmax", x.shape, reduced, {Halide::cast(math, lowest_value(x.dtype)), Expr(-1)},
+        [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
+          Expr v = as_math(x, i, math);
+          Expr take = v > acc[0] || acc[1] < 0;
+          return std::vector<Expr>{Halide::select(take, v, acc[0]), Halide::select(take, position(i), acc[1])};
+        });
     return {define_tensor(name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
       return Halide::select(position(i) == best.at(i, 1), math_const(math, 1), math_const(math, 0));
     })};
   }
 
-  AxisReduction max = reduce_axes(name + "_max", x.shape, reduced, {Halide::cast(math, lowest_value(x.dtype))},
-                                  [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
-                                    return std::vector<Expr>{Halide::max(acc[0], as_math(x, i, math))};
-                                  },
-                                  max_merge);
-  AxisReduction sum = reduce_axes(name + "_expsum", x.shape, reduced, {math_const(math, 0)},
-                                  [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
-                                    return std::vector<Expr>{acc[0] + Halide::exp(as_math(x, i, math) - max.at(i))};
-                                  },
-                                  add_merge);
+  AxisReduction max = reduce_axes(
+      name + "_max", x.shape, reduced, {Halide::cast(math, lowest_value(x.dtype))},
+      [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
+        return std::vector<Expr>{Halide::max(acc[0], as_math(x, i, math))};
+      },
+      max_merge);
+  AxisReduction sum = reduce_axes(
+      name + "_expsum", x.shape, reduced, {math_const(math, 0)},
+      [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
+        return std::vector<Expr>{acc[0] + Halide::exp(as_math(x, i, math) - max.at(i))};
+      },
+      add_merge);
   if (kind == SoftmaxKind::LogSoftmax) {
     const size_t kept = static_cast<size_t>(std::count(reduced.begin(), reduced.end(), false));
     std::vector<Halide::Var> kv = make_vars(kept, name + "_l");
@@ -512,9 +523,8 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
     shift(kargs) = max.func(kargs) + Halide::log(sum.func(kargs));
     shift.compute_root();
     AxisReduction shift_r{shift, reduced};
-    return {define_tensor(name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
-      return as_math(x, i, math) - shift_r.at(i);
-    })};
+    return {define_tensor(name, out.dtype, out.shape,
+                          [&](const std::vector<Expr> &i) { return as_math(x, i, math) - shift_r.at(i); })};
   }
   return {define_tensor(name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
     return Halide::exp(as_math(x, i, math) - max.at(i)) / sum.at(i);
@@ -530,7 +540,9 @@ void register_normalization_compute(ComputeRegistry &r) {
   r.add("MeanVarianceNormalization", with_pinned_outputs(mean_variance_norm));
   r.add("LRN", with_pinned_outputs(lrn));
   for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax, SoftmaxKind::Hardmax}) {
-    const char *op = kind == SoftmaxKind::Softmax ? "Softmax" : kind == SoftmaxKind::LogSoftmax ? "LogSoftmax" : "Hardmax";
+    const char *op = kind == SoftmaxKind::Softmax      ? "Softmax"
+                     : kind == SoftmaxKind::LogSoftmax ? "LogSoftmax"
+                                                       : "Hardmax";
     r.add(op, with_pinned_outputs([kind](const ComputeContext &ctx) { return softmax_family(ctx, kind); }));
   }
 }

@@ -210,8 +210,8 @@ Expr flat_index(const std::vector<Expr> &index, const Shape &shape, bool column_
 /// The flat input index of the first maximum over the window taps, as one expression.
 /// The running maximum and index are Let-bound at each step so the expression stays
 /// linear in the window size (a plain DAG would be walked as an exponential tree).
-Expr unrolled_argmax(const WindowReader &reader, const std::vector<Expr> &o, const std::vector<std::vector<int64_t>> &taps,
-                     bool column_major, Expr lowest) {
+Expr unrolled_argmax(const WindowReader &reader, const std::vector<Expr> &o,
+                     const std::vector<std::vector<int64_t>> &taps, bool column_major, Expr lowest) {
   using Halide::Internal::Let;
   using Halide::Internal::Variable;
   std::vector<std::pair<std::string, Expr>> steps;
@@ -312,12 +312,12 @@ std::vector<TensorFunc> pool(const ComputeContext &ctx, PoolKind kind) {
     std::vector<Expr> args(o.rbegin(), o.rend());
     return want_indices ? Expr(acc(args)[element]) : Expr(acc(args));
   };
-  std::vector<TensorFunc> outs{define_tensor(name, out.dtype, out.shape, [&](const std::vector<Expr> &o) {
-    return pm.finish(read(o, 0), count(o));
-  })};
+  std::vector<TensorFunc> outs{define_tensor(
+      name, out.dtype, out.shape, [&](const std::vector<Expr> &o) { return pm.finish(read(o, 0), count(o)); })};
   if (want_indices) {
     const TensorType &t = ctx.output_type(1);
-    outs.push_back(define_tensor(name + "_indices", t.dtype, t.shape, [&](const std::vector<Expr> &o) { return read(o, 1); }));
+    outs.push_back(
+        define_tensor(name + "_indices", t.dtype, t.shape, [&](const std::vector<Expr> &o) { return read(o, 1); }));
   }
   return outs;
 }
@@ -355,7 +355,8 @@ std::vector<TensorFunc> global_pool(const ComputeContext &ctx, PoolKind kind) {
 }  // namespace
 
 void register_pool_compute(ComputeRegistry &r) {
-  const std::pair<const char *, PoolKind> kinds[] = {{"Max", PoolKind::Max}, {"Average", PoolKind::Average}, {"Lp", PoolKind::Lp}};
+  const std::pair<const char *, PoolKind> kinds[] = {
+      {"Max", PoolKind::Max}, {"Average", PoolKind::Average}, {"Lp", PoolKind::Lp}};
   for (const auto &[prefix, kind] : kinds) {
     const PoolKind k = kind;
     r.add(std::string(prefix) + "Pool", with_pinned_outputs([k](const ComputeContext &ctx) { return pool(ctx, k); }));

@@ -46,7 +46,7 @@ TensorFunc fold_axes(const std::string &name, const Shape &in_shape, const std::
                      const std::vector<Expr> &init, const FoldStep &step) {
   const int rank = static_cast<int>(in_shape.size());
   TensorFunc acc;
-  acc.func = Func(name);
+  acc.func = Func(halide_name(name));
   std::vector<Halide::Var> kept_vars;  // ONNX order
   Halide::Region reduced_ranges;
   std::vector<int> reduced_axes;  // Halide order: innermost first, so loops run row-major
@@ -75,7 +75,7 @@ TensorFunc fold_axes(const std::string &name, const Shape &in_shape, const std::
   std::vector<Expr> in_index(rank);
   Halide::RDom r;
   if (!reduced_ranges.empty()) {
-    r = Halide::RDom(reduced_ranges, name + "_r");
+    r = Halide::RDom(reduced_ranges, halide_name(name + "_r"));
     for (size_t k = 0; k < reduced_axes.size(); ++k) in_index[reduced_axes[k]] = r[static_cast<int>(k)];
   }
   for (int d = 0, k = 0; d < rank; ++d)
@@ -293,11 +293,11 @@ std::vector<TensorFunc> compute_cumsum(const ComputeContext &ctx) {
   auto halide_order = [](std::vector<Expr> onnx_index) {
     return std::vector<Expr>(onnx_index.rbegin(), onnx_index.rend());
   };
-  Func scan(ctx.node.name + "_scan");
+  Func scan(halide_name(ctx.node.name + "_scan"));
   scan(halide_order(index)) = term(index, vars[axis]);
   scan.compute_root();
   if (n > 1) {
-    Halide::RDom r(1, static_cast<int>(n - 1), ctx.node.name + "_r");
+    Halide::RDom r(1, static_cast<int>(n - 1), halide_name(ctx.node.name + "_r"));
     std::vector<Expr> at_r = index, before_r = index;
     at_r[axis] = r;
     before_r[axis] = r - 1;

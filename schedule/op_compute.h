@@ -76,6 +76,8 @@ void register_resize_compute(ComputeRegistry &r);
 // Helpers shared by compute rules (compute_helpers.cpp).
 
 Halide::Type halide_type(DType dtype);
+/// A valid Halide Func/RDom name from a node name ('.' and '/' are reserved in Halide).
+std::string halide_name(const std::string &name);
 /// Fresh pure variables, one per ONNX axis.
 std::vector<Halide::Var> make_vars(size_t rank, const std::string &prefix = "i");
 std::vector<Halide::Expr> to_exprs(const std::vector<Halide::Var> &vars);

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "graph/op_registry.h"
@@ -61,7 +60,8 @@ Tensor arange(Shape shape) {
 }  // namespace
 
 TEST_CASE("MaxPool takes window maxima and their flat indices", "[pool]") {
-  auto out = run_op("MaxPool", {arange({1, 1, 4, 4})}, attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}), 2);
+  auto out =
+      run_op("MaxPool", {arange({1, 1, 4, 4})}, attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}), 2);
   CHECK(out[0].shape() == Shape{1, 1, 2, 2});
   check_close(out[0], {5, 7, 13, 15});
   CHECK(out[1].dtype() == DType::Int64);
@@ -90,8 +90,9 @@ TEST_CASE("MaxPool ceil_mode keeps a partial last window, dilations spread the t
   // 5 wide, kernel 2, stride 2: floor gives 2 windows, ceil gives 3 (the last one [4]).
   Tensor x = float_tensor({1, 1, 5}, {1, 9, 2, 3, 7});
   check_close(run_op("MaxPool", {x}, attrs({{"kernel_shape", Ints{2}}, {"strides", Ints{2}}}))[0], {9, 3});
-  check_close(run_op("MaxPool", {x}, attrs({{"kernel_shape", Ints{2}}, {"strides", Ints{2}}, {"ceil_mode", int64_t{1}}}))[0],
-              {9, 3, 7});
+  check_close(
+      run_op("MaxPool", {x}, attrs({{"kernel_shape", Ints{2}}, {"strides", Ints{2}}, {"ceil_mode", int64_t{1}}}))[0],
+      {9, 3, 7});
   // Taps 0 and 2 of each window.
   check_close(run_op("MaxPool", {x}, attrs({{"kernel_shape", Ints{2}}, {"dilations", Ints{2}}}))[0], {2, 9, 7});
 }
@@ -145,9 +146,10 @@ TEST_CASE("Pool errors name the problem", "[pool][errors]") {
 
 TEST_CASE("BatchNormalization in inference mode uses the given statistics", "[norm]") {
   Tensor x = float_tensor({1, 2, 1, 2}, {1, 2, 3, 4});
-  auto y = run_op("BatchNormalization",
-                  {x, float_tensor({2}, {1, 2}), float_tensor({2}, {0, 1}), float_tensor({2}, {1, 3}), float_tensor({2}, {4, 1})},
-                  attrs({{"epsilon", 0.0f}}));
+  auto y = run_op(
+      "BatchNormalization",
+      {x, float_tensor({2}, {1, 2}), float_tensor({2}, {0, 1}), float_tensor({2}, {1, 3}), float_tensor({2}, {4, 1})},
+      attrs({{"epsilon", 0.0f}}));
   check_close(y[0], {0, 0.5f, 1, 3});
 }
 
@@ -193,13 +195,15 @@ TEST_CASE("LayerNormalization returns Y, Mean and InvStdDev", "[norm]") {
 }
 
 TEST_CASE("LayerNormalization rejects a scale that does not broadcast", "[norm][errors]") {
-  std::string msg = run_error("LayerNormalization", {float_tensor({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), float_tensor({3}, {1, 1, 1})}, {});
+  std::string msg = run_error("LayerNormalization",
+                              {float_tensor({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), float_tensor({3}, {1, 1, 1})}, {});
   CHECK_THAT(msg, Catch::Contains("does not broadcast"));
 }
 
 TEST_CASE("Softmax and LogSoftmax along an axis, stable for large inputs", "[softmax]") {
   Tensor x = float_tensor({2, 3}, {1, 2, 3, 1, 1, 1});
-  check_close(run_op("Softmax", {x}, {}, 1, 13)[0], {0.09003057f, 0.24472846f, 0.66524094f, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f});
+  check_close(run_op("Softmax", {x}, {}, 1, 13)[0],
+              {0.09003057f, 0.24472846f, 0.66524094f, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f});
   check_close(run_op("LogSoftmax", {x}, {}, 1, 13)[0],
               {-2.4076059f, -1.4076060f, -0.4076060f, -1.0986123f, -1.0986123f, -1.0986123f});
   Tensor big = float_tensor({1, 2}, {10000, 10001});
@@ -243,7 +247,8 @@ TEST_CASE("MeanVarianceNormalization over the default axes", "[norm]") {
 }
 
 TEST_CASE("Inference of pool and normalization output types", "[pool][norm]") {
-  Node node{"MaxPool", "p", "", attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})};
+  Node node{"MaxPool", "p", "",
+            attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})};
   auto types = infer_node_types(node, 17, {TensorType{DType::Float32, {1, 64, 112, 112}, true}}, {nullptr}, 2);
   REQUIRE(types.ok());
   CHECK(types.value()[0].shape == Shape{1, 64, 56, 56});
@@ -308,6 +313,7 @@ TEST_CASE("BatchNormalization before opset 9 with spatial=0 has per-element stat
   Tensor x = float_tensor({1, 2, 1, 2}, {1, 2, 3, 4});
   Tensor ones = float_tensor({2, 1, 2}, {1, 1, 1, 1}), zeros = float_tensor({2, 1, 2}, {0, 0, 0, 0});
   Tensor mean = float_tensor({2, 1, 2}, {1, 1, 1, 1}), var = float_tensor({2, 1, 2}, {1, 4, 1, 4});
-  auto y = run_op("BatchNormalization", {x, ones, zeros, mean, var}, attrs({{"spatial", int64_t{0}}, {"epsilon", 0.0f}}), 1, 7);
+  auto y = run_op("BatchNormalization", {x, ones, zeros, mean, var},
+                  attrs({{"spatial", int64_t{0}}, {"epsilon", 0.0f}}), 1, 7);
   check_close(y[0], {0, 0.5f, 2, 1.5f});
 }

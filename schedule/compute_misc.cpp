@@ -3,15 +3,11 @@
 // compute_root Func; the output stays pure.
 #include <Halide.h>
 
+#include "graph/einsum.h"
 #include "graph/result.h"
 #include "schedule/op_compute.h"
 
 namespace tessel {
-
-// Defined in graph/infer_misc.cpp, so inference and compute read equations the same way.
-std::vector<std::vector<int>> parse_einsum_equation(const std::string &equation,
-                                                    const std::vector<Shape> &input_shapes,
-                                                    std::vector<int64_t> &label_extents);
 
 namespace {
 

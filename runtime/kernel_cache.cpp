@@ -20,13 +20,15 @@ Cache &cache() {
 }  // namespace
 
 std::string kernel_key(const Node &node, int64_t opset, const std::vector<TensorType> &input_types,
-                       const std::vector<const Tensor *> &baked_values) {
+                       const std::vector<const Tensor *> &baked_values, const std::vector<TensorType> &output_types) {
   std::string key = node.op_type + "@" + std::to_string(opset) + "|" + node.attributes.canonical_text() + "|";
   for (size_t i = 0; i < input_types.size(); ++i) {
     key += input_types[i].to_string();
     if (i < baked_values.size() && baked_values[i]) key += "=" + tensor_canonical_text(*baked_values[i]);
     key += ";";
   }
+  key += "->";
+  for (const TensorType &t : output_types) key += t.to_string() + ";";
   return key;
 }
 
@@ -35,7 +37,7 @@ Result<JitKernel> get_or_compile_kernel(const Node &node, int64_t opset,
                                         const std::vector<const Tensor *> &baked_values,
                                         const std::vector<TensorType> &output_types,
                                         const Target &target) {
-  const std::string key = target.to_string() + "|" + kernel_key(node, opset, input_types, baked_values);
+  const std::string key = target.to_string() + "|" + kernel_key(node, opset, input_types, baked_values, output_types);
   Cache &c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);

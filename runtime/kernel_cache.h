@@ -16,9 +16,11 @@ struct KernelCacheStats {
   double compile_seconds = 0;
 };
 
-/// Key text: op, opset, attributes, input types, and the values the kernel bakes in.
+/// Key text: op, opset, attributes, input types, the values the kernel bakes in, and the
+/// output types (their count decides what a kernel computes: MaxPool with or without
+/// Indices must not share one).
 std::string kernel_key(const Node &node, int64_t opset, const std::vector<TensorType> &input_types,
-                       const std::vector<const Tensor *> &baked_values);
+                       const std::vector<const Tensor *> &baked_values, const std::vector<TensorType> &output_types);
 
 /// The kernel for this node specialization, compiling it on first use. Thread-safe.
 Result<JitKernel> get_or_compile_kernel(const Node &node, int64_t opset,

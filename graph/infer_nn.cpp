@@ -14,12 +14,12 @@ std::string ints_to_string(const std::vector<int64_t> &v) {
 }
 
 /// Reads an int list attribute of one entry per spatial axis.
-std::vector<int64_t> spatial_attr(const InferenceContext &ctx, const char *name, size_t count,
-                                  int64_t fallback, int64_t min_value) {
+std::vector<int64_t> spatial_attr(const InferenceContext &ctx, const char *name, size_t count, int64_t fallback,
+                                  int64_t min_value) {
   std::vector<int64_t> v = ctx.attrs().get_ints(name, std::vector<int64_t>(count, fallback));
   if (v.size() != count)
-    ctx.fail(std::string("attribute ") + name + " " + ints_to_string(v) + " must have " +
-             std::to_string(count) + " entries");
+    ctx.fail(std::string("attribute ") + name + " " + ints_to_string(v) + " must have " + std::to_string(count) +
+             " entries");
   for (int64_t x : v)
     if (x < min_value)
       ctx.fail(std::string("attribute ") + name + " " + ints_to_string(v) + " has a value below " +
@@ -160,8 +160,7 @@ std::vector<TensorType> infer_conv_transpose(const InferenceContext &ctx) {
 void check_matmul_dtypes(const InferenceContext &ctx) {
   const DType a = ctx.input(0).dtype, b = ctx.input(1).dtype;
   if (a != b) ctx.fail("A and B have different types " + dtype_name(a) + " and " + dtype_name(b));
-  if (a == DType::Bool || a == DType::String)
-    ctx.fail("A and B must be numeric, got " + dtype_name(a));
+  if (a == DType::Bool || a == DType::String) ctx.fail("A and B must be numeric, got " + dtype_name(a));
 }
 
 bool dims_conflict(int64_t a, int64_t b) { return a != kUnknownDim && b != kUnknownDim && a != b; }
@@ -177,8 +176,8 @@ std::vector<TensorType> infer_matmul(const InferenceContext &ctx) {
   const Shape b2 = rank_b == 1 ? Shape{b[0], 1} : b;
   const int64_t k_a = a2[a2.size() - 1], k_b = b2[b2.size() - 2];
   if (dims_conflict(k_a, k_b))
-    ctx.fail("inner dimensions do not match: A " + shape_to_string(a) + " has " + std::to_string(k_a) +
-             " columns, B " + shape_to_string(b) + " has " + std::to_string(k_b) + " rows");
+    ctx.fail("inner dimensions do not match: A " + shape_to_string(a) + " has " + std::to_string(k_a) + " columns, B " +
+             shape_to_string(b) + " has " + std::to_string(k_b) + " rows");
   Shape out = broadcast_shapes(ctx, {Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2)});
   if (rank_a != 1) out.push_back(a2[a2.size() - 2]);
   if (rank_b != 1) out.push_back(b2.back());

@@ -3,14 +3,15 @@
 // The input is first materialized into a "source" Func that may be read anywhere the
 // kernel window reaches: zero padding for Conv, and for ConvTranspose the input spread
 // out by the stride (zeros between elements) and padded, so that a transposed
-// convolution becomes a stride-1 convolution with the kernel flipped. The convolution
-// itself accumulates a register tile (one or two vectors along the innermost output
-// axis, times several output channels and rows) over all input channels and kernel taps;
-// the output Func is a pure copy, so the default schedule applies to it unchanged.
+// convolution becomes a stride-1 convolution with the kernel flipped. The source layout
+// keeps every read a dense vector (strided axes split into phases; short 2-D rows
+// flattened, see lower_conv). The convolution accumulates a register tile (one or two
+// vectors along the innermost output axis, times several output channels and rows) over
+// all input channels and kernel taps; the output Func is a pure copy, so the default
+// schedule applies to it unchanged.
 #include <Halide.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "schedule/op_compute.h"
 
@@ -32,11 +33,9 @@ std::pair<int64_t, int64_t> split_padding(int64_t total, bool upper) {
   return upper ? std::make_pair(half, total - half) : std::make_pair(total - half, half);
 }
 
-/// Halide Func names must not contain '.', which Halide uses to name loops.
+/// Name of one of a node's Funcs.
 std::string func_name(const std::string &node_name, const std::string &suffix) {
-  std::string s;
-  for (char c : node_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return (s.empty() ? "conv" : s) + "_" + suffix;
+  return halide_name(node_name.empty() ? "conv" : node_name) + "_" + suffix;
 }
 
 /// Geometry of one convolution, per spatial axis in ONNX order.
@@ -56,28 +55,20 @@ ConvGeometry read_geometry(const ComputeContext &ctx, size_t spatial) {
   return g;
 }
 
-/// One kernel axis: `extent` taps, each moving the read position along the kernel's own
-/// spatial axis `axis` by `step` source elements.
-struct Tap {
-  int64_t extent;
-  size_t axis;
-  int64_t step;
-};
-
 /// What the shared convolution kernel needs to know about one op.
 struct DirectConv {
   std::string name;
-  /// Source in Halide order (spatial innermost-first, channel, batch); output position o
-  /// along an axis reads it at o * stride + the steps of the taps on that axis.
-  Func source;
   std::vector<int64_t> out_spatial;  // output positions per axis, ONNX order
-  std::vector<int64_t> strides;      // per axis
-  std::vector<Tap> taps;             // in the weight's kernel-dim order
+  std::vector<int64_t> kernel;       // taps per kernel dim, in the weight's order
+  /// The source element output position `pos` reads at taps `tap` (both ONNX order) in
+  /// input channel `c` of batch `n`.
+  std::function<Expr(const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr c, Expr n)> read;
   int64_t batch = 1, out_channels = 1;
   int64_t channels_per_group = 1;  // input channels each output channel sees
   int64_t out_channels_per_group = 1;
-  /// Weight of output channel m, input channel ic (within its group) and one index per tap.
-  std::function<Expr(Expr m, Expr ic, const std::vector<Expr> &k)> weight;
+  /// Weight of output channel m, input channel ic (within its group), one index per tap,
+  /// at output position pos (weights may depend on the position's phase).
+  std::function<Expr(Expr m, Expr ic, const std::vector<Expr> &k, const std::vector<Expr> &pos)> weight;
   std::function<Expr(Expr m)> bias;  // empty when there is none
   Halide::Type acc_type;
 };
@@ -121,9 +112,9 @@ Func direct_conv(const DirectConv &c) {
   args.push_back(n);
 
   // Reduction over taps (the last kernel dim innermost) and the input channels of the group.
-  const size_t tap_count = c.taps.size();
+  const size_t tap_count = c.kernel.size();
   Halide::Region region;
-  for (size_t t = tap_count; t-- > 0;) region.push_back({0, static_cast<int>(c.taps[t].extent)});
+  for (size_t t = tap_count; t-- > 0;) region.push_back({0, static_cast<int>(c.kernel[t])});
   region.push_back({0, static_cast<int>(c.channels_per_group)});
   RDom r(region, c.name + "_r");
   std::vector<Expr> tap(tap_count);
@@ -133,16 +124,10 @@ Func direct_conv(const DirectConv &c) {
   Expr channel = groups == 1 ? ic
                              : (m / static_cast<int>(c.out_channels_per_group)) * static_cast<int>(c.channels_per_group) + ic;
 
-  std::vector<Expr> read(spatial);
-  for (size_t d = 0; d < spatial; ++d) read[d] = pos[d] * static_cast<int>(c.strides[d]);
-  for (size_t t = 0; t < tap_count; ++t) read[c.taps[t].axis] += tap[t] * static_cast<int>(c.taps[t].step);
-  std::vector<Expr> src_index(read.rbegin(), read.rend());  // Halide order
-  src_index.push_back(channel);
-  src_index.push_back(n);
-
   Func acc(c.name + "_acc");
   acc(args) = c.bias ? Halide::cast(c.acc_type, c.bias(m)) : Halide::Internal::make_zero(c.acc_type);
-  acc(args) += Halide::cast(c.acc_type, c.source(src_index)) * Halide::cast(c.acc_type, c.weight(m, ic, tap));
+  acc(args) += Halide::cast(c.acc_type, c.read(to_exprs(pos), tap, channel, n)) *
+               Halide::cast(c.acc_type, c.weight(m, ic, tap, to_exprs(pos)));
 
   Func tiled(c.name + "_tiled");
   tiled(args) = acc(args);
@@ -184,7 +169,7 @@ Func direct_conv(const DirectConv &c) {
   }
   int64_t flops = c.batch * c.out_channels * c.channels_per_group;
   for (int64_t o : c.out_spatial) flops *= o;
-  for (const Tap &t : c.taps) flops *= t.extent;
+  for (int64_t k : c.kernel) flops *= k;
   if (flops >= 65536 && c.batch * c.out_channels * height > 1) tiled.parallel(outer);
   if (vec > 1) tiled.vectorize(xi, vec);
 
@@ -203,8 +188,10 @@ Func direct_conv(const DirectConv &c) {
   update_order.push_back(m);
   for (int k = 0; k <= static_cast<int>(tap_count); ++k) update_order.push_back(r[k]);
   update.reorder(update_order);
-  if (vec > 1) update.vectorize(xv).unroll(xvo);
-  else if (tile_x <= 8) update.unroll(x);
+  if (vec > 1)
+    update.vectorize(xv).unroll(xvo);
+  else if (tile_x <= 8)
+    update.unroll(x);
   if (spatial >= 2) update.unroll(args[1]);
   update.unroll(m);
   return tiled;
@@ -214,13 +201,13 @@ Func direct_conv(const DirectConv &c) {
 /// Halide knows every tile origin statically.
 TensorFunc pin_output_bounds(TensorFunc out) {
   Halide::OutputImageParam buffer = out.func.output_buffer();
-  for (int d = 0; d < out.rank(); ++d)
-    buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
+  for (int d = 0; d < out.rank(); ++d) buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
   return out;
 }
 
 /// A convolution before the choice of layout: what the (padded, or spread) source holds at
-/// each coordinate, the kernel geometry and the weights.
+/// each coordinate, the kernel geometry and the weights. Output position o along an axis
+/// reads the source at o * stride + tap * dilation.
 struct ConvProblem {
   std::string name;
   /// Source value at spatial coordinates (ONNX order), channel c and batch n. Reads of the
@@ -228,6 +215,7 @@ struct ConvProblem {
   std::function<Expr(const std::vector<Expr> &coords, Expr c, Expr n)> source_value;
   /// The input itself when the source needs no padding (read without a copy).
   Func unpadded_input;
+  int64_t input_elements = 0;
   std::vector<int64_t> kernel, strides, dilations;
   Shape out_shape;
   int64_t channels_per_group = 1, out_channels_per_group = 1;
@@ -237,74 +225,121 @@ struct ConvProblem {
 
 /// Computes a materialized source at root: vectorized along its innermost axis, parallel
 /// over channels when large.
-void schedule_source(Func &f, int64_t elements) {
-  std::vector<Var> a = f.args();
-  f.compute_root().vectorize(a[0], 16, TailStrategy::RoundUp);
-  if (elements >= 65536) f.parallel(a[a.size() - 2]);
+void schedule_source(Func &f, int64_t elements, int channel_dim) {
+  f.compute_root().vectorize(f.args()[0], 16, TailStrategy::RoundUp);
+  if (elements >= 65536) f.parallel(f.args()[channel_dim]);
 }
 
-/// Builds the kernel for one convolution. 2-D problems whose rows are too short for full
-/// vectors (the 14x14 and 7x7 layers of a ResNet, 1x1 kernels) use a "wide row" layout:
-/// the source is flattened with row pitch P, output (y, x) lives at y * P + x of a 1-D
-/// convolution whose vertical taps step by P, and the columns x >= width are computed
-/// and dropped. Everything else convolves the N-D source directly.
+/// Builds the kernel for one convolution, choosing the source layout:
+///  - strided axes are split into phases (source coordinate s * u + phase, stored with u
+///    innermost), so every tap reads a dense vector instead of a strided one;
+///  - 2-D problems whose rows are too short for full vectors (the 14x14 and 7x7 layers of
+///    a ResNet, 1x1 kernels) use a "wide row" layout: each phase plane is flattened with
+///    row pitch P, output (y, x) lives at y * P + x of a 1-D convolution whose vertical
+///    taps step by P, and the columns x >= width are computed and dropped.
 TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
   const size_t spatial = p.kernel.size();
   const TensorType &out = ctx.output_type(0);
   const Halide::Type acc_type = math_type(out.dtype);
   const int natural = std::max(1, 512 / acc_type.bits());
   const int64_t width = p.out_shape.back(), height = spatial >= 2 ? p.out_shape[spatial] : 1;
+  const std::string output_name = func_name(ctx.node.name, "out");
+  const std::vector<int64_t> strides = p.strides, dilations = p.dilations;
 
   DirectConv c;
   c.name = p.name;
+  c.kernel = p.kernel;
   c.batch = p.out_shape[0];
   c.out_channels = p.out_shape[1];
   c.channels_per_group = p.channels_per_group;
   c.out_channels_per_group = p.out_channels_per_group;
-  c.weight = p.weight;
+  c.weight = [weight = p.weight](Expr m, Expr ic, const std::vector<Expr> &k, const std::vector<Expr> &) {
+    return weight(m, ic, k);
+  };
   c.bias = p.bias;
   c.acc_type = acc_type;
-  const int64_t source_elements = c.batch * c.channels_per_group * (c.out_channels / c.out_channels_per_group) *
-                                  shape_numel(Shape(p.out_shape.begin() + 2, p.out_shape.end()));
 
   bool wide = false;
   int64_t pitch = 0, positions = 0;
-  if (spatial == 2 && p.strides[0] == p.strides[1]) {
-    pitch = (width - 1) * p.strides[1] + (p.kernel[1] - 1) * p.dilations[1] + 1;
+  if (spatial == 2 && strides[0] == strides[1]) {
+    pitch = width + (p.kernel[1] - 1) * dilations[1] / strides[1];
     positions = (height - 1) * pitch + width;
-    wide = lane_efficiency(height * width, positions, natural) > 1.15 * lane_efficiency(width, width, natural);
+    wide = lane_efficiency(height * width, positions, natural) > 1.1 * lane_efficiency(width, width, natural);
   }
   if (wide) {
-    Var q("q"), ch("ch"), n("n");
+    // flat(q, [px, py,] c, n) = source at (s * (q / P) + py, s * (q % P) + px).
+    const int s = static_cast<int>(strides[0]), row = static_cast<int>(pitch);
+    Var q("q"), px("px"), py("py"), ch("ch"), n("n");
+    std::vector<Var> args = {q};
+    if (s > 1) args.insert(args.end(), {px, py});
+    args.insert(args.end(), {ch, n});
+    Expr phase_x = s > 1 ? Expr(px) : Expr(0), phase_y = s > 1 ? Expr(py) : Expr(0);
     Func flat(func_name(p.name, "flat"));
-    flat(q, ch, n) = p.source_value({q / static_cast<int>(pitch), q % static_cast<int>(pitch)}, ch, n);
-    schedule_source(flat, source_elements);
-    c.source = flat;
+    flat(args) = p.source_value({(q / row) * s + phase_y, (q % row) * s + phase_x}, ch, n);
+    schedule_source(flat, p.input_elements, static_cast<int>(args.size()) - 2);
     c.out_spatial = {positions};
-    c.strides = {p.strides[1]};
-    c.taps = {{p.kernel[0], 0, p.dilations[0] * pitch}, {p.kernel[1], 0, p.dilations[1]}};
+    c.read = [flat, s, row, dilations](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch, Expr n) {
+      Expr oy = tap[0] * static_cast<int>(dilations[0]), ox = tap[1] * static_cast<int>(dilations[1]);
+      Expr at = pos[0] + (oy / s) * row + ox / s;
+      return s > 1 ? flat(at, ox % s, oy % s, ch, n) : flat(at, ch, n);
+    };
     Func conv = direct_conv(c);
-    return pin_output_bounds(define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
-      return conv(i[2] * static_cast<int>(pitch) + i[3], i[1], i[0]);
+    return pin_output_bounds(define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+      return conv(i[2] * row + i[3], i[1], i[0]);
     }));
   }
 
-  if (p.unpadded_input.defined()) {
-    c.source = p.unpadded_input;
-  } else {
-    std::vector<Var> u = make_vars(spatial + 2, "u");  // Halide order
-    std::vector<Expr> coords;
-    for (size_t d = spatial; d-- > 0;) coords.push_back(u[d]);
-    Func source(func_name(p.name, "source"));
-    source(u) = p.source_value(coords, u[spatial], u[spatial + 1]);
-    schedule_source(source, source_elements);
-    c.source = source;
-  }
+  bool strided = false;
+  for (int64_t s : strides) strided |= s > 1;
   c.out_spatial.assign(p.out_shape.begin() + 2, p.out_shape.end());
-  c.strides = p.strides;
-  for (size_t d = 0; d < spatial; ++d) c.taps.push_back({p.kernel[d], d, p.dilations[d]});
+  if (p.unpadded_input.defined() && !strided) {
+    Func input = p.unpadded_input;
+    c.read = [input, dilations](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch, Expr n) {
+      std::vector<Expr> index;  // Halide order
+      for (size_t d = pos.size(); d-- > 0;) index.push_back(pos[d] + tap[d] * static_cast<int>(dilations[d]));
+      index.push_back(ch);
+      index.push_back(n);
+      return input(index);
+    };
+  } else {
+    // source(u_last, [phase_last,] ..., c, n): coordinate s * u + phase along strided axes.
+    std::vector<Var> args;
+    std::vector<Expr> coords(spatial);
+    for (size_t d = spatial; d-- > 0;) {
+      Var u("u" + std::to_string(d));
+      args.push_back(u);
+      coords[d] = u;
+      if (strides[d] > 1) {
+        Var phase("phase" + std::to_string(d));
+        args.push_back(phase);
+        coords[d] = u * static_cast<int>(strides[d]) + phase;
+      }
+    }
+    Var ch("ch"), n("n");
+    args.insert(args.end(), {ch, n});
+    Func source(func_name(p.name, "source"));
+    source(args) = p.source_value(coords, ch, n);
+    schedule_source(source, p.input_elements, static_cast<int>(args.size()) - 2);
+    c.read = [source, strides, dilations](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch,
+                                          Expr n) {
+      std::vector<Expr> index;  // Halide order
+      for (size_t d = pos.size(); d-- > 0;) {
+        const int s = static_cast<int>(strides[d]);
+        Expr offset = tap[d] * static_cast<int>(dilations[d]);
+        if (s == 1) {
+          index.push_back(pos[d] + offset);
+        } else {
+          index.push_back(pos[d] + offset / s);
+          index.push_back(offset % s);
+        }
+      }
+      index.push_back(ch);
+      index.push_back(n);
+      return source(index);
+    };
+  }
   Func conv = direct_conv(c);
-  return pin_output_bounds(define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+  return pin_output_bounds(define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
     return conv(std::vector<Expr>(i.rbegin(), i.rend()));
   }));
 }
@@ -360,6 +395,7 @@ std::vector<TensorFunc> conv_rule(const ComputeContext &ctx) {
     return Halide::select(inside, input(read), Halide::Internal::make_zero(input.value().type()));
   };
   if (!needs_padding) p.unpadded_input = x.func;
+  p.input_elements = shape_numel(x.shape);
   p.kernel = g.kernel;
   p.strides = g.strides;
   p.dilations = g.dilations;
@@ -375,6 +411,87 @@ std::vector<TensorFunc> conv_rule(const ComputeContext &ctx) {
   return {lower_conv(ctx, p)};
 }
 
+/// A strided ConvTranspose (dilation 1) computed per output phase: with
+/// o + pad = s * q + r (0 <= r < s), out[o] = sum_t X[q - t] * W[r + s * t]. Output
+/// positions o = s * o' + ph become a convolution over (ph, o') per axis whose reads of X
+/// are dense along o' and which only visits the ceil(K / s) taps each phase uses (taps past
+/// the kernel get weight 0), instead of K taps over a mostly-zero spread-out input.
+TensorFunc conv_transpose_by_phases(const ComputeContext &ctx, const ConvGeometry &g,
+                                    const std::vector<int64_t> &pad_begin) {
+  const TensorFunc &x = ctx.input(0), &w = ctx.input(1);
+  const TensorType &out = ctx.output_type(0);
+  const size_t spatial = g.kernel.size();
+  const int64_t group = ctx.attrs().get_int("group", 1);
+  const std::vector<int64_t> strides = g.strides, kernel = g.kernel;
+
+  // Source: X with zeros outside, indexed by X's own coordinates (reads go negative).
+  const Shape in_shape = x.shape;
+  std::vector<Var> u = make_vars(spatial + 2, "u");  // Halide order
+  std::vector<Expr> read(u.begin(), u.end());
+  Expr inside = Halide::Internal::const_true();
+  for (size_t h = 0; h < spatial; ++h) {
+    const int64_t extent = in_shape[1 + spatial - h];
+    inside = inside && u[h] >= 0 && u[h] < static_cast<int>(extent);
+    read[h] = clamp_index(u[h], extent);
+  }
+  Func source(func_name(ctx.node.name, "convt_source"));
+  source(u) = Halide::select(inside, x.func(read), Halide::Internal::make_zero(halide_type(x.dtype)));
+  schedule_source(source, shape_numel(in_shape), static_cast<int>(spatial));
+
+  DirectConv c;
+  c.name = func_name(ctx.node.name, "convt");
+  // Conv axes, ONNX order: the phases of every axis, then the positions o' of every axis.
+  std::vector<int64_t> per_phase(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    per_phase[d] = (out.shape[2 + d] + strides[d] - 1) / strides[d];
+    c.out_spatial.push_back(strides[d]);
+    c.kernel.push_back((kernel[d] + strides[d] - 1) / strides[d]);
+  }
+  c.out_spatial.insert(c.out_spatial.end(), per_phase.begin(), per_phase.end());
+  c.batch = out.shape[0];
+  c.out_channels = out.shape[1];
+  c.channels_per_group = x.shape[1] / group;
+  c.out_channels_per_group = w.shape[1];
+  c.acc_type = math_type(out.dtype);
+  c.bias = bias_reader(ctx);
+  c.read = [source, strides, pad_begin](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch, Expr n) {
+    const size_t s = tap.size();
+    std::vector<Expr> index(s + 2);  // Halide order
+    for (size_t d = 0; d < s; ++d) {
+      const int stride = static_cast<int>(strides[d]);
+      // q = (s * o' + ph + pad) / s = o' + (ph + pad) / s (floor division).
+      index[s - 1 - d] = pos[s + d] + (pos[d] + static_cast<int>(pad_begin[d])) / stride - tap[d];
+    }
+    index[s] = ch;
+    index[s + 1] = n;
+    return source(index);
+  };
+  const int64_t in_per_group = c.channels_per_group, out_per_group = c.out_channels_per_group;
+  c.weight = [w, strides, kernel, pad_begin, in_per_group, out_per_group](
+                 Expr m, Expr ic, const std::vector<Expr> &tap, const std::vector<Expr> &pos) {
+    std::vector<Expr> index = {(m / static_cast<int>(out_per_group)) * static_cast<int>(in_per_group) + ic,
+                               m % static_cast<int>(out_per_group)};
+    Expr valid = Halide::Internal::const_true();
+    for (size_t d = 0; d < tap.size(); ++d) {
+      const int stride = static_cast<int>(strides[d]);
+      Expr k = (pos[d] + static_cast<int>(pad_begin[d])) % stride + tap[d] * stride;  // Euclidean %
+      valid = valid && k < static_cast<int>(kernel[d]);
+      index.push_back(clamp_index(k, kernel[d]));
+    }
+    return Halide::select(valid, w.at(index), Halide::Internal::make_zero(halide_type(w.dtype)));
+  };
+  Func conv = direct_conv(c);
+  return pin_output_bounds(
+      define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+        std::vector<Expr> args;  // Halide order of conv: positions (innermost first), phases, m, n
+        for (size_t d = spatial; d-- > 0;) args.push_back(i[2 + d] / static_cast<int>(strides[d]));
+        for (size_t d = spatial; d-- > 0;) args.push_back(i[2 + d] % static_cast<int>(strides[d]));
+        args.push_back(i[1]);
+        args.push_back(i[0]);
+        return conv(args);
+      }));
+}
+
 std::vector<TensorFunc> conv_transpose_rule(const ComputeContext &ctx) {
   const TensorFunc &x = ctx.input(0), &w = ctx.input(1);
   const TensorType &out = ctx.output_type(0);
@@ -387,10 +504,7 @@ std::vector<TensorFunc> conv_transpose_rule(const ComputeContext &ctx) {
   const bool explicit_shape = attrs.has("output_shape");
   const int64_t group = attrs.get_int("group", 1);
 
-  // The transposed convolution is a stride-1 convolution with the kernel flipped over a
-  // spread-out source U[u] = X[(u - offset) / stride] where that divides exactly, else 0,
-  // with offset = (kernel extent - 1) - pad_begin.
-  std::vector<int64_t> offset(spatial);
+  std::vector<int64_t> offset(spatial), pad_begin(spatial);
   for (size_t d = 0; d < spatial; ++d) {
     const int64_t in = x.shape[2 + d], o = out.shape[2 + d];
     const int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
@@ -401,9 +515,16 @@ std::vector<TensorFunc> conv_transpose_rule(const ComputeContext &ctx) {
     } else if (auto_pad != "VALID") {
       begin = pads.at(d);
     }
+    pad_begin[d] = begin;
     offset[d] = extent - 1 - begin;
   }
+  bool strided = false, dilated = false;
+  for (size_t d = 0; d < spatial; ++d) strided |= g.strides[d] > 1, dilated |= g.dilations[d] > 1;
+  if (strided && !dilated) return {conv_transpose_by_phases(ctx, g, pad_begin)};
 
+  // Otherwise: a stride-1 convolution with the kernel flipped over a spread-out source
+  // U[u] = X[(u - offset) / stride] where that divides exactly, else 0, with
+  // offset = (kernel extent - 1) - pad_begin.
   ConvProblem p;
   p.name = func_name(ctx.node.name, "convt");
   const Shape in_shape = x.shape;
@@ -440,6 +561,7 @@ std::vector<TensorFunc> conv_transpose_rule(const ComputeContext &ctx) {
     return w.at(index);
   };
   p.bias = bias_reader(ctx);
+  p.input_elements = shape_numel(out.shape) / std::max<int64_t>(out.shape[1], 1) * x.shape[1];
   return {lower_conv(ctx, p)};
 }
 

@@ -5,7 +5,6 @@
 #include <Halide.h>
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 
 #include "schedule/op_compute.h"
@@ -36,13 +35,6 @@ struct MatmulSpec {
   Halide::Type acc_type;
   std::function<Expr(Expr acc, Expr i, Expr j)> epilogue;
 };
-
-/// A Func name prefix from the node name: Halide reserves '.' for loop names.
-std::string func_prefix(const std::string &node_name, const char *fallback) {
-  std::string s;
-  for (char c : node_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return s.empty() ? fallback : s;
-}
 
 int lanes_for(Halide::Type t) { return std::max(1, 512 / std::max(t.bits(), 8)); }
 
@@ -104,7 +96,8 @@ Func dot_matmul(const MatmulSpec &s, int lanes) {
   partial(partial_args) = Halide::Internal::make_zero(s.acc_type);
   RDom rk(Halide::Region{{0, static_cast<int>(chunks)}}, s.name + "_k");
   Expr k = rk.x * lanes + l;
-  partial(partial_args) += Halide::cast(s.acc_type, s.a(v.i, k, v.batch_onnx)) * Halide::cast(s.acc_type, s.b(k, v.j, v.batch_onnx));
+  partial(partial_args) +=
+      Halide::cast(s.acc_type, s.a(v.i, k, v.batch_onnx)) * Halide::cast(s.acc_type, s.b(k, v.j, v.batch_onnx));
 
   std::vector<Expr> lane_args(v.args.begin(), v.args.end());
   lane_args.insert(lane_args.begin(), Expr(0));
@@ -116,7 +109,8 @@ Func dot_matmul(const MatmulSpec &s, int lanes) {
   }
   for (int64_t t = chunks * lanes; t < s.k; ++t) {
     Expr kk = static_cast<int>(t);
-    sum = sum + Halide::cast(s.acc_type, s.a(v.i, kk, v.batch_onnx)) * Halide::cast(s.acc_type, s.b(kk, v.j, v.batch_onnx));
+    sum = sum +
+          Halide::cast(s.acc_type, s.a(v.i, kk, v.batch_onnx)) * Halide::cast(s.acc_type, s.b(kk, v.j, v.batch_onnx));
   }
   Func tiled(s.name + "_tiled");
   tiled(v.args) = s.epilogue(sum, v.i, v.j);
@@ -139,8 +133,7 @@ Func dot_matmul(const MatmulSpec &s, int lanes) {
 Func tiled_matmul(const MatmulSpec &s) {
   const int natural = lanes_for(s.acc_type);
   const bool dot_friendly = !s.b_rows_contiguous || s.n < 4;
-  if (dot_friendly && s.a_rows_contiguous && s.k >= natural && (s.m < 8 || s.n < 4))
-    return dot_matmul(s, natural);
+  if (dot_friendly && s.a_rows_contiguous && s.k >= natural && (s.m < 8 || s.n < 4)) return dot_matmul(s, natural);
 
   ProductVars v(s.batch.size());
   const Var &j = v.j, &i = v.i;
@@ -148,8 +141,7 @@ Func tiled_matmul(const MatmulSpec &s) {
   const int64_t vectors = vec == 1 ? 1 : std::min<int64_t>(2, s.n / vec);
   const int64_t col_tile = vec == 1 ? s.n : vec * vectors;
   const int64_t row_tile = std::min<int64_t>(s.m, vectors >= 2 ? 8 : 12);
-  const bool pack = vec > 1 && s.k >= 16 && !s.b_batched &&
-                    (s.m >= 2 * row_tile || !s.b_rows_contiguous);
+  const bool pack = vec > 1 && s.k >= 16 && !s.b_batched && (s.m >= 2 * row_tile || !s.b_rows_contiguous);
 
   MatrixRead b_read = s.b;
   if (pack) {
@@ -164,7 +156,9 @@ Func tiled_matmul(const MatmulSpec &s) {
       panel.split(pk, pko, pki, 4, TailStrategy::GuardWithIf).reorder(jj, pki, pko, p).unroll(pki);
     }
     if (s.k * s.n >= 65536) panel.parallel(p);
-    b_read = [panel, width](Expr row, Expr col, const std::vector<Expr> &) { return panel(col % width, row, col / width); };
+    b_read = [panel, width](Expr row, Expr col, const std::vector<Expr> &) {
+      return panel(col % width, row, col / width);
+    };
   }
 
   Func acc(s.name + "_acc");
@@ -172,14 +166,16 @@ Func tiled_matmul(const MatmulSpec &s) {
   std::optional<RDom> rk;  // K == 0 leaves the sum empty (an RDom needs extent >= 1)
   if (s.k > 0) {
     rk = RDom(Halide::Region{{0, static_cast<int>(s.k)}}, s.name + "_k");
-    acc(v.args) += Halide::cast(s.acc_type, s.a(i, *rk, v.batch_onnx)) * Halide::cast(s.acc_type, b_read(*rk, j, v.batch_onnx));
+    acc(v.args) +=
+        Halide::cast(s.acc_type, s.a(i, *rk, v.batch_onnx)) * Halide::cast(s.acc_type, b_read(*rk, j, v.batch_onnx));
   }
 
   Func tiled(s.name + "_tiled");
   // Aligned tiles may run past N (RoundUp); the epilogue then reads C at a clamped column.
   tiled(v.args) = s.epilogue(acc(v.args), i, pack ? Halide::min(j, static_cast<int>(s.n - 1)) : Expr(j));
   Var ji("ji");
-  Var fused = tile_product(tiled, v, s, col_tile, row_tile, pack ? TailStrategy::RoundUp : TailStrategy::ShiftInwards, ji);
+  Var fused =
+      tile_product(tiled, v, s, col_tile, row_tile, pack ? TailStrategy::RoundUp : TailStrategy::ShiftInwards, ji);
   if (vec > 1) tiled.vectorize(ji, vec);
 
   acc.compute_at(tiled, fused);
@@ -203,8 +199,7 @@ Func tiled_matmul(const MatmulSpec &s) {
 /// tile origins are known multiples of the tile size and panel indexing stays dense.
 TensorFunc pin_output_bounds(TensorFunc out) {
   Halide::OutputImageParam buffer = out.func.output_buffer();
-  for (int d = 0; d < out.rank(); ++d)
-    buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
+  for (int d = 0; d < out.rank(); ++d) buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
   return out;
 }
 
@@ -231,7 +226,7 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   const TensorFunc &a = ctx.input(0), &b = ctx.input(1);
   const TensorType &out = ctx.output_type(0);
   MatmulSpec s;
-  s.name = func_prefix(ctx.node.name, "matmul");
+  s.name = halide_name(ctx.node.name.empty() ? "matmul" : ctx.node.name);
   s.m = a.rank() == 1 ? 1 : a.shape[a.rank() - 2];
   s.k = a.shape.back();
   s.n = b.rank() == 1 ? 1 : b.shape.back();
@@ -247,7 +242,7 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
 
   const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
   const size_t batch_rank = s.batch.size();
-  return {pin_output_bounds(define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+  return {pin_output_bounds(define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
     // Halide order of the product: (j, i, batch innermost-first).
     Expr i = a_vector ? Expr(0) : index[batch_rank];
     Expr j = b_vector ? Expr(0) : index.back();
@@ -263,12 +258,16 @@ std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
   const bool trans_a = ctx.attrs().get_int("transA", 0) != 0, trans_b = ctx.attrs().get_int("transB", 0) != 0;
   const float alpha = ctx.attrs().get_float("alpha", 1.0f), beta = ctx.attrs().get_float("beta", 1.0f);
   MatmulSpec s;
-  s.name = func_prefix(ctx.node.name, "gemm");
+  s.name = halide_name(ctx.node.name.empty() ? "gemm" : ctx.node.name);
   s.m = out.shape[0];
   s.n = out.shape[1];
   s.k = trans_a ? a.shape[0] : a.shape[1];
-  s.a = [a, trans_a](Expr row, Expr col, const std::vector<Expr> &) { return trans_a ? a.at({col, row}) : a.at({row, col}); };
-  s.b = [b, trans_b](Expr row, Expr col, const std::vector<Expr> &) { return trans_b ? b.at({col, row}) : b.at({row, col}); };
+  s.a = [a, trans_a](Expr row, Expr col, const std::vector<Expr> &) {
+    return trans_a ? a.at({col, row}) : a.at({row, col});
+  };
+  s.b = [b, trans_b](Expr row, Expr col, const std::vector<Expr> &) {
+    return trans_b ? b.at({col, row}) : b.at({row, col});
+  };
   s.b_rows_contiguous = !trans_b || s.n == 1;
   s.a_rows_contiguous = !trans_a || s.m == 1;
   s.acc_type = accumulator_type(out.dtype);
@@ -288,8 +287,8 @@ std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
     return result;
   };
   Func product = tiled_matmul(s);
-  return {pin_output_bounds(define_tensor(ctx.node.name, out.dtype, out.shape,
-                                          [&](const std::vector<Expr> &index) { return product(index[1], index[0]); }))};
+  return {pin_output_bounds(define_tensor(
+      s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) { return product(index[1], index[0]); }))};
 }
 
 }  // namespace

@@ -8,195 +8,14 @@
 #include <cctype>
 #include <cmath>
 
-#include "schedule/op_compute.h"
+#include "schedule/root_reduction.h"
 
 namespace tessel {
 
 using Halide::Expr;
 
-/// A fold over a box, computed into its own buffer: func(kept) = fold over r of update.
-/// Used by the pooling rules too (compute_pool.cpp declares it).
-struct RootReduction {
-  std::string name;
-  Shape kept;                   // extents of the result, ONNX order
-  std::vector<int64_t> reduce;  // extents of the reduction domain, ONNX order (>= 1 each)
-  std::vector<Expr> init;       // one value, or several for a Tuple (argmax)
-  /// New accumulator values from the kept index, the reduction index and the current values.
-  std::function<std::vector<Expr>(const std::vector<Expr> &kept, const std::vector<Expr> &r,
-                                  const std::vector<Expr> &acc)>
-      update;
-  /// The reads are contiguous along the innermost kept axis, so vectorize across it.
-  bool vectorize_kept_inner = false;
-  /// Combines two partial accumulators (associative and commutative). When set, the
-  /// innermost reduction axis (contiguous in memory) is split across vector lanes.
-  std::function<std::vector<Expr>(const std::vector<Expr> &a, const std::vector<Expr> &b)> merge;
-};
-
-/// Builds and schedules a RootReduction; read it with func(kept index reversed).
-/// The result is a pure Func computed at root over the kept axes, vectorized and
-/// parallelized; each block of it folds into a small accumulator computed inside that
-/// block, so the fold's state stays in registers.
-Halide::Func build_root_reduction(const RootReduction &spec) {
-  const size_t k = spec.kept.size(), nr = spec.reduce.size();
-  std::vector<Halide::Var> onnx_vars = make_vars(k, spec.name + "_k");
-  std::vector<Halide::Var> vars(onnx_vars.rbegin(), onnx_vars.rend());  // Halide order
-  std::vector<Expr> kept_index = to_exprs(onnx_vars);
-  const bool tuple = spec.init.size() > 1;
-  const int width = spec.init[0].type().bits() == 64 ? 8 : 16;
-  const int64_t inner_extent = nr > 0 ? spec.reduce.back() : 0;
-  const bool lanes = spec.merge && !spec.vectorize_kept_inner && inner_extent >= 2 * width;
-
-  auto assign = [tuple](Halide::Func &g, const std::vector<Expr> &args, const std::vector<Expr> &values) {
-    if (tuple)
-      g(args) = Halide::Tuple(values);
-    else
-      g(args) = values[0];
-  };
-  auto current = [tuple, &spec](Halide::Func &g, const std::vector<Expr> &args) {
-    std::vector<Expr> values;
-    if (!tuple) return std::vector<Expr>{g(args)};
-    for (size_t j = 0; j < spec.init.size(); ++j) values.push_back(g(args)[static_cast<int>(j)]);
-    return values;
-  };
-  std::vector<Expr> args(vars.begin(), vars.end());
-
-  // The reduction domain, innermost axis first; with lanes its innermost axis counts chunks.
-  Halide::Region box;
-  for (size_t i = 0; i < nr; ++i) {
-    int64_t extent = spec.reduce[nr - 1 - i];
-    if (lanes && i == 0) extent = (extent + width - 1) / width;
-    box.emplace_back(0, static_cast<int>(extent));
-  }
-  Halide::RDom r;
-  std::vector<Expr> r_index;
-  if (nr > 0) {
-    r = Halide::RDom(box, spec.name + "_r");
-    for (size_t i = 0; i < nr; ++i) r_index.push_back(r[static_cast<int>(nr - 1 - i)]);
-  }
-
-  Halide::Func acc(spec.name + "_acc"), partial(spec.name + "_lanes");
-  Halide::Var lane(spec.name + "_lane");
-  if (!lanes) {
-    assign(acc, args, spec.init);
-    assign(acc, args, spec.update(kept_index, r_index, current(acc, args)));
-  } else {
-    // partial(lane, kept) folds elements lane, lane + width, ... of the innermost axis.
-    std::vector<Expr> largs{lane};
-    largs.insert(largs.end(), args.begin(), args.end());
-    assign(partial, largs, spec.init);
-    Expr position = r_index.back() * width + lane;
-    const bool ragged = inner_extent % width != 0;
-    std::vector<Expr> index = r_index;
-    index.back() = ragged ? Halide::min(position, static_cast<int>(inner_extent - 1)) : position;
-    std::vector<Expr> before = current(partial, largs);
-    std::vector<Expr> next = spec.update(kept_index, index, before);
-    if (ragged)
-      for (size_t j = 0; j < next.size(); ++j)
-        next[j] = Halide::select(position < static_cast<int>(inner_extent), next[j], before[j]);
-    assign(partial, largs, next);
-    std::vector<Expr> first{Expr(0)}, others;
-    first.insert(first.end(), args.begin(), args.end());
-    assign(acc, args, current(partial, first));
-    Halide::RDom other_lanes(1, width - 1, spec.name + "_l");
-    others.push_back(other_lanes);
-    others.insert(others.end(), args.begin(), args.end());
-    assign(acc, args, spec.merge(current(acc, args), current(partial, others)));
-  }
-
-  Halide::Func f(spec.name);
-  if (tuple)
-    f(args) = Halide::Tuple(acc(args));
-  else
-    f(args) = acc(args);
-  f.compute_root();
-  if (k == 0) {
-    acc.compute_root();
-    if (lanes) partial.compute_root().vectorize(lane).update().reorder(lane, r[0]).vectorize(lane);
-    return f;
-  }
-
-  int64_t work = shape_numel(spec.kept);
-  for (int64_t e : spec.reduce) work *= e;
-  const bool parallel = work >= 65536 && shape_numel(spec.kept) > 1;
-  if (spec.vectorize_kept_inner && spec.kept.back() >= width) {
-    // Each block is one row of the innermost kept axis: the reduction loops run around
-    // a vector loop along that row, which reads the input densely.
-    f.vectorize(vars[0], width, Halide::TailStrategy::GuardWithIf);
-    if (k >= 2) {
-      Halide::Var block = vars[1];
-      for (size_t d = 2; d < k; ++d) {
-        Halide::Var fused(block.name() + "_f" + std::to_string(d));
-        f.fuse(block, vars[d], fused);
-        block = fused;
-      }
-      if (parallel) f.parallel(block);
-      acc.compute_at(f, block);
-    } else {
-      acc.compute_root();
-    }
-    acc.vectorize(vars[0], width, Halide::TailStrategy::GuardWithIf);
-    Halide::Stage u = acc.update(0);
-    std::vector<Halide::VarOrRVar> order{vars[0]};
-    for (size_t i = 0; i < nr; ++i) order.push_back(r[static_cast<int>(i)]);
-    u.reorder(order);
-    u.vectorize(vars[0], width, Halide::TailStrategy::GuardWithIf);
-    return f;
-  }
-  // Otherwise each block is one kept element, folded in registers.
-  Halide::Var block = vars[0];
-  for (size_t d = 1; d < k; ++d) {
-    Halide::Var fused(block.name() + "_f" + std::to_string(d));
-    f.fuse(block, vars[d], fused);
-    block = fused;
-  }
-  if (parallel) f.parallel(block);
-  acc.compute_at(f, block);
-  if (lanes) {
-    partial.compute_at(f, block).vectorize(lane);
-    std::vector<Halide::VarOrRVar> order{lane};
-    for (size_t i = 0; i < nr; ++i) order.push_back(r[static_cast<int>(i)]);
-    partial.update().reorder(order).vectorize(lane);
-  }
-  return f;
-}
-
-/// The node's name made safe for Halide Funcs ('.' is Halide's separator; exported ONNX
-/// names such as "/layer1/conv.0/MaxPool" are full of them).
-std::string func_name(const ComputeContext &ctx) {
-  std::string name = ctx.node.name.empty() ? ctx.node.op_type : ctx.node.name;
-  for (char &c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-  if (std::isdigit(static_cast<unsigned char>(name[0]))) name = "n" + name;
-  return name;
-}
-
-/// Wraps a compute rule so that its outputs declare their exact dense shapes to Halide:
-/// with constant extents, bounds and vector tails of the stages inside become constants.
-/// (The executor always passes dense outputs of the inferred shape.)
-ComputeFn with_pinned_outputs(ComputeFn rule) {
-  return [rule](const ComputeContext &ctx) {
-    std::vector<TensorFunc> outs = rule(ctx);
-    for (TensorFunc &t : outs) {
-      if (!t.defined() || t.func.outputs() != 1) continue;
-      int64_t stride = 1;
-      for (int d = 0; d < t.rank(); ++d) {  // Halide dim d is ONNX axis rank-1-d
-        const int64_t extent = t.shape[t.rank() - 1 - d];
-        t.func.output_buffer().dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
-        stride *= std::max<int64_t>(extent, 1);
-      }
-    }
-    return outs;
-  };
-}
-
 namespace {
 
-/// Reads a RootReduction result at its kept index (ONNX order).
-Expr read_root(const Halide::Func &f, const std::vector<Expr> &kept, int tuple_element = -1) {
-  std::vector<Expr> args(kept.rbegin(), kept.rend());
-  if (tuple_element >= 0) return f(args)[tuple_element];
-  return f(args);
-}
 
 /// A reduction of a tensor over some of its axes; `reduced[a]` marks the folded axes.
 struct AxisReduction {
@@ -313,7 +132,7 @@ std::vector<TensorFunc> batch_norm(const ComputeContext &ctx) {
     return per_element ? std::vector<Expr>(i.begin() + 1, i.end()) : std::vector<Expr>{i[1]};
   };
   const Expr eps = math_const(math, epsilon);
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
 
   if (!training) {
     // y = (x - mean) * (scale / sqrt(var + eps)) + bias, the factor once per channel.
@@ -364,7 +183,7 @@ std::vector<TensorFunc> instance_norm(const ComputeContext &ctx) {
   std::vector<bool> reduced(x.shape.size(), true);
   reduced[0] = reduced[1] = false;
   require_nonempty(ctx, x.shape, reduced);
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   Moments m = moments(name, x, reduced, math);
   Halide::Func inv(name + "_scaled_inv_std");
   Halide::Var c("c"), n("n");
@@ -387,7 +206,7 @@ std::vector<TensorFunc> layer_norm(const ComputeContext &ctx) {
   std::vector<bool> reduced(rank, false);
   for (int64_t a = axis; a < rank; ++a) reduced[a] = true;
   require_nonempty(ctx, x.shape, reduced);
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   Moments m = moments(name, x, reduced, math);
   const size_t kept = static_cast<size_t>(axis);
   std::vector<Halide::Var> kv = make_vars(kept, name + "_s");
@@ -420,7 +239,7 @@ std::vector<TensorFunc> mean_variance_norm(const ComputeContext &ctx) {
   std::vector<bool> reduced(rank, false);
   for (int64_t a : ctx.attrs().get_ints("axes", {0, 2, 3})) reduced[normalized_axis(ctx, a, rank)] = true;
   require_nonempty(ctx, x.shape, reduced);
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   Moments m = moments(name, x, reduced, math);
   // ONNX's function body: (x - E[x]) / (sqrt(Var[x]) + 1e-9).
   return {define_tensor(name, x.dtype, x.shape, [&](const std::vector<Expr> &i) {
@@ -435,7 +254,7 @@ std::vector<TensorFunc> lrn(const ComputeContext &ctx) {
   const double alpha = ctx.attrs().get_float("alpha", 1e-4f), beta = ctx.attrs().get_float("beta", 0.75f),
                bias = ctx.attrs().get_float("bias", 1.0f);
   const int64_t before = (size - 1) / 2, channels = x.shape[1];
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   auto square = [&](std::vector<Expr> i, Expr channel) {
     Expr inside = channel >= 0 && channel < static_cast<int>(channels);
     i[1] = clamp_index(channel, channels);
@@ -480,7 +299,7 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
   std::vector<bool> reduced(rank, false);
   for (int64_t a = axis; a < (ctx.opset >= 13 ? axis + 1 : rank); ++a) reduced[a] = true;
   require_nonempty(ctx, x.shape, reduced);
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   const TensorType &out = ctx.output_type(0);
 
   if (kind == SoftmaxKind::Hardmax) {
@@ -534,16 +353,16 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
 }  // namespace
 
 void register_normalization_compute(ComputeRegistry &r) {
-  r.add("BatchNormalization", with_pinned_outputs(batch_norm));
-  r.add("InstanceNormalization", with_pinned_outputs(instance_norm));
-  r.add("LayerNormalization", with_pinned_outputs(layer_norm));
-  r.add("MeanVarianceNormalization", with_pinned_outputs(mean_variance_norm));
-  r.add("LRN", with_pinned_outputs(lrn));
+  r.add("BatchNormalization", batch_norm);
+  r.add("InstanceNormalization", instance_norm);
+  r.add("LayerNormalization", layer_norm);
+  r.add("MeanVarianceNormalization", mean_variance_norm);
+  r.add("LRN", lrn);
   for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax, SoftmaxKind::Hardmax}) {
     const char *op = kind == SoftmaxKind::Softmax      ? "Softmax"
                      : kind == SoftmaxKind::LogSoftmax ? "LogSoftmax"
                                                        : "Hardmax";
-    r.add(op, with_pinned_outputs([kind](const ComputeContext &ctx) { return softmax_family(ctx, kind); }));
+    r.add(op, [kind](const ComputeContext &ctx) { return softmax_family(ctx, kind); });
   }
 }
 

@@ -7,29 +7,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "schedule/op_compute.h"
+#include "schedule/root_reduction.h"
 
 namespace tessel {
 
 using Halide::Expr;
 
-// Defined in compute_normalization.cpp, which documents them; both belong in
-// compute_helpers (op_compute.h) once more families need them. The struct must stay
-// identical to the definition there.
-struct RootReduction {
-  std::string name;
-  Shape kept;
-  std::vector<int64_t> reduce;
-  std::vector<Expr> init;
-  std::function<std::vector<Expr>(const std::vector<Expr> &kept, const std::vector<Expr> &r,
-                                  const std::vector<Expr> &acc)>
-      update;
-  bool vectorize_kept_inner = false;
-  std::function<std::vector<Expr>(const std::vector<Expr> &a, const std::vector<Expr> &b)> merge;
-};
-Halide::Func build_root_reduction(const RootReduction &spec);
-ComputeFn with_pinned_outputs(ComputeFn rule);
-std::string func_name(const ComputeContext &ctx);
 
 namespace {
 
@@ -264,7 +247,7 @@ std::vector<TensorFunc> pool(const ComputeContext &ctx, PoolKind kind) {
 
   int64_t window = 1;
   for (int64_t k : g.kernel) window *= k;
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   const bool column_major = ctx.attrs().get_int("storage_order", 0) == 1;
   if (window <= kMaxUnrolledWindow) {
     // One pure expression per output element: no intermediate buffer.
@@ -330,7 +313,7 @@ std::vector<TensorFunc> global_pool(const ComputeContext &ctx, PoolKind kind) {
   std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
   const int64_t count = shape_numel(spatial);
   if (count == 0) ctx.fail("cannot pool over empty spatial dimensions " + shape_to_string(x.shape));
-  const std::string name = func_name(ctx);
+  const std::string name = halide_name(ctx.node.name);
   RootReduction spec;
   spec.name = name + "_global";
   spec.kept = {x.shape[0], x.shape[1]};
@@ -359,9 +342,9 @@ void register_pool_compute(ComputeRegistry &r) {
       {"Max", PoolKind::Max}, {"Average", PoolKind::Average}, {"Lp", PoolKind::Lp}};
   for (const auto &[prefix, kind] : kinds) {
     const PoolKind k = kind;
-    r.add(std::string(prefix) + "Pool", with_pinned_outputs([k](const ComputeContext &ctx) { return pool(ctx, k); }));
+    r.add(std::string(prefix) + "Pool", [k](const ComputeContext &ctx) { return pool(ctx, k); });
     r.add(std::string("Global") + prefix + "Pool",
-          with_pinned_outputs([k](const ComputeContext &ctx) { return global_pool(ctx, k); }));
+          [k](const ComputeContext &ctx) { return global_pool(ctx, k); });
   }
 }
 

@@ -71,7 +71,8 @@ std::pair<Shape, std::vector<double>> reference_matmul(const Tensor &a, const Te
   Shape batch(batch_rank, 1);
   for (size_t d = 0; d < batch_rank; ++d) {
     auto dim = [&](const Shape &s) {
-      const int64_t own = static_cast<int64_t>(s.size()) - 2, at = static_cast<int64_t>(d) - (static_cast<int64_t>(batch_rank) - own);
+      const int64_t own = static_cast<int64_t>(s.size()) - 2,
+                    at = static_cast<int64_t>(d) - (static_cast<int64_t>(batch_rank) - own);
       return at < 0 ? int64_t{1} : s[at];
     };
     batch[d] = std::max(dim(as), dim(bs));
@@ -85,7 +86,8 @@ std::pair<Shape, std::vector<double>> reference_matmul(const Tensor &a, const Te
       for (size_t d = batch_rank; d-- > 0;) {
         const int64_t idx = rem % batch[d];
         rem /= batch[d];
-        const int64_t own = static_cast<int64_t>(s.size()) - 2, at = static_cast<int64_t>(d) - (static_cast<int64_t>(batch_rank) - own);
+        const int64_t own = static_cast<int64_t>(s.size()) - 2,
+                      at = static_cast<int64_t>(d) - (static_cast<int64_t>(batch_rank) - own);
         if (at < 0) continue;
         if (s[at] != 1) off += idx * stride;
         stride *= s[at];
@@ -218,13 +220,29 @@ TEST_CASE("MatMul promotes 1-D operands and drops their dimension", "[matmul]") 
 TEST_CASE("MatMul matches numpy over many shapes, batches and broadcasting", "[matmul]") {
   std::mt19937 rng(7);
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1, 1}, {1, 1}},         {{1, 5}, {5, 1}},          {{3, 1}, {1, 4}},         {{2, 7}, {7, 3}},
-      {{5, 17}, {17, 33}},      {{13, 9}, {9, 16}},        {{16, 16}, {16, 16}},     {{17, 31}, {31, 47}},
-      {{64, 40}, {40, 100}},    {{100, 64}, {64, 5}},      {{9, 130}, {130, 200}},   {{2, 3, 4}, {2, 4, 5}},
-      {{2, 1, 3, 4}, {3, 4, 5}}, {{4, 6}, {3, 6, 20}},     {{5, 2, 3}, {1, 3, 2}},   {{7}, {2, 7, 19}},
-      {{3, 2, 18, 7}, {7}},     {{1, 2, 33, 8}, {3, 1, 8, 17}},
+      {{1, 1}, {1, 1}},
+      {{1, 5}, {5, 1}},
+      {{3, 1}, {1, 4}},
+      {{2, 7}, {7, 3}},
+      {{5, 17}, {17, 33}},
+      {{13, 9}, {9, 16}},
+      {{16, 16}, {16, 16}},
+      {{17, 31}, {31, 47}},
+      {{64, 40}, {40, 100}},
+      {{100, 64}, {64, 5}},
+      {{9, 130}, {130, 200}},
+      {{2, 3, 4}, {2, 4, 5}},
+      {{2, 1, 3, 4}, {3, 4, 5}},
+      {{4, 6}, {3, 6, 20}},
+      {{5, 2, 3}, {1, 3, 2}},
+      {{7}, {2, 7, 19}},
+      {{3, 2, 18, 7}, {7}},
+      {{1, 2, 33, 8}, {3, 1, 8, 17}},
       // Dot-product form: a column vector or a very narrow B with a long K.
-      {{9, 40}, {40}},          {{2, 50}, {50, 3}},        {{2, 3, 1, 33}, {33, 2}}, {{1, 1000}, {1000, 1}}};
+      {{9, 40}, {40}},
+      {{2, 50}, {50, 3}},
+      {{2, 3, 1, 33}, {33, 2}},
+      {{1, 1000}, {1000, 1}}};
   for (const auto &[sa, sb] : cases) {
     INFO("A " << shape_to_string(sa) << " B " << shape_to_string(sb));
     Tensor a = random_tensor(sa, rng), b = random_tensor(sb, rng);
@@ -277,37 +295,39 @@ TEST_CASE("MatMul rejects mismatched inner dimensions", "[matmul][error]") {
 
 TEST_CASE("Gemm applies transA, transB, alpha, beta and a broadcast C", "[gemm]") {
   std::mt19937 rng(11);
-  const std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes = {{1, 1, 1}, {3, 5, 4}, {17, 33, 9}, {40, 20, 70}, {2, 100, 3}, {3, 21, 37}, {5, 2, 40}, {1, 70, 130}};
+  const std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes = {
+      {1, 1, 1}, {3, 5, 4}, {17, 33, 9}, {40, 20, 70}, {2, 100, 3}, {3, 21, 37}, {5, 2, 40}, {1, 70, 130}};
   int variant = 0;
   for (const auto &[m, n, k] : sizes)
     for (int trans_a = 0; trans_a < 2; ++trans_a)
       for (int trans_b = 0; trans_b < 2; ++trans_b) {
-          // Every C shape that broadcasts to (M, N), in turn.
-          const std::vector<Shape> c_shapes = {{}, {1}, {n}, {m, 1}, {m, n}, {1, n}};
-          const Shape c_shape = c_shapes[variant++ % c_shapes.size()];
-          INFO("M " << m << " N " << n << " K " << k << " transA " << trans_a << " transB " << trans_b << " C "
-                    << shape_to_string(c_shape));
-          Tensor a = random_tensor(trans_a ? Shape{k, m} : Shape{m, k}, rng);
-          Tensor b = random_tensor(trans_b ? Shape{n, k} : Shape{k, n}, rng);
-          Tensor c = random_tensor(c_shape, rng);
-          const float alpha = 0.5f, beta = -1.5f;
-          std::vector<double> want(m * n);
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              double sum = 0;
-              for (int64_t kk = 0; kk < k; ++kk) {
-                const float av = trans_a ? a.data_as<float>()[kk * m + i] : a.data_as<float>()[i * k + kk];
-                const float bv = trans_b ? b.data_as<float>()[j * k + kk] : b.data_as<float>()[kk * n + j];
-                sum += double(av) * bv;
-              }
-              int64_t ci = 0;
-              if (c_shape.size() == 1) ci = c_shape[0] == 1 ? 0 : j;
-              if (c_shape.size() == 2) ci = (c_shape[0] == 1 ? 0 : i * c_shape[1]) + (c_shape[1] == 1 ? 0 : j);
-              want[i * n + j] = alpha * sum + beta * c.data_as<float>()[ci];
+        // Every C shape that broadcasts to (M, N), in turn.
+        const std::vector<Shape> c_shapes = {{}, {1}, {n}, {m, 1}, {m, n}, {1, n}};
+        const Shape c_shape = c_shapes[variant++ % c_shapes.size()];
+        INFO("M " << m << " N " << n << " K " << k << " transA " << trans_a << " transB " << trans_b << " C "
+                  << shape_to_string(c_shape));
+        Tensor a = random_tensor(trans_a ? Shape{k, m} : Shape{m, k}, rng);
+        Tensor b = random_tensor(trans_b ? Shape{n, k} : Shape{k, n}, rng);
+        Tensor c = random_tensor(c_shape, rng);
+        const float alpha = 0.5f, beta = -1.5f;
+        std::vector<double> want(m * n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              const float av = trans_a ? a.data_as<float>()[kk * m + i] : a.data_as<float>()[i * k + kk];
+              const float bv = trans_b ? b.data_as<float>()[j * k + kk] : b.data_as<float>()[kk * n + j];
+              sum += double(av) * bv;
             }
-          Attributes at = attrs({{"transA", int64_t{trans_a}}, {"transB", int64_t{trans_b}}, {"alpha", alpha}, {"beta", beta}});
-          check_close(run_op("Gemm", {a, b, c}, at), {m, n}, want);
-        }
+            int64_t ci = 0;
+            if (c_shape.size() == 1) ci = c_shape[0] == 1 ? 0 : j;
+            if (c_shape.size() == 2) ci = (c_shape[0] == 1 ? 0 : i * c_shape[1]) + (c_shape[1] == 1 ? 0 : j);
+            want[i * n + j] = alpha * sum + beta * c.data_as<float>()[ci];
+          }
+        Attributes at =
+            attrs({{"transA", int64_t{trans_a}}, {"transB", int64_t{trans_b}}, {"alpha", alpha}, {"beta", beta}});
+        check_close(run_op("Gemm", {a, b, c}, at), {m, n}, want);
+      }
 }
 
 TEST_CASE("Gemm without C is alpha * A * B", "[gemm]") {
@@ -329,7 +349,8 @@ TEST_CASE("Gemm on int32 scales by a fractional alpha after the product", "[gemm
 TEST_CASE("Gemm rejects bad shapes", "[gemm][error]") {
   std::string message = run_error("Gemm", {Tensor(DType::Float32, {2, 3}), Tensor(DType::Float32, {2, 4})});
   CHECK_THAT(message, Catch::Contains("inner dimensions do not match"));
-  message = run_error("Gemm", {Tensor(DType::Float32, {2, 3}), Tensor(DType::Float32, {3, 4}), Tensor(DType::Float32, {3})});
+  message =
+      run_error("Gemm", {Tensor(DType::Float32, {2, 3}), Tensor(DType::Float32, {3, 4}), Tensor(DType::Float32, {3})});
   CHECK_THAT(message, Catch::Contains("does not broadcast"));
   message = run_error("Gemm", {Tensor(DType::Float32, {2, 3, 1}), Tensor(DType::Float32, {3, 4})});
   CHECK_THAT(message, Catch::Contains("must be 2-D"));
@@ -361,13 +382,13 @@ TEST_CASE("Conv matches a reference over strides, dilations, pads, groups and 1-
       {{1, 1, 1, 1}, {1, 1, 1, 1}, {{1, 1}, {1, 1}, {0, 0, 0, 0}}, true},
       {{1, 3, 7, 5}, {4, 3, 3, 2}, {{1, 1}, {1, 1}, {0, 0, 0, 0}}, true},
       {{2, 3, 9, 9}, {10, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}}, true},
-      {{1, 8, 17, 19}, {8, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 8}, true},   // depthwise
+      {{1, 8, 17, 19}, {8, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 8}, true},  // depthwise
       {{1, 4, 12, 33}, {12, 2, 3, 5}, {{2, 3}, {2, 1}, {2, 0, 1, 3}, 2}, true},
       {{1, 16, 14, 14}, {20, 16, 1, 1}, {{2, 2}, {1, 1}, {0, 0, 0, 0}}, false},
       {{1, 6, 40, 37}, {9, 6, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}}, true},
       {{1, 3, 30, 30}, {5, 3, 7, 7}, {{2, 2}, {1, 1}, {3, 3, 3, 3}}, true},
-      {{1, 5, 9, 10}, {7, 5, 3, 3}, {{1, 1}, {2, 2}, {2, 2, 2, 2}}, true},        // short rows, dilated
-      {{2, 20, 7, 7}, {24, 20, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}}, true},      // ResNet layer-4 like
+      {{1, 5, 9, 10}, {7, 5, 3, 3}, {{1, 1}, {2, 2}, {2, 2, 2, 2}}, true},          // short rows, dilated
+      {{2, 20, 7, 7}, {24, 20, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}}, true},        // ResNet layer-4 like
       {{1, 12, 14, 14}, {12, 1, 3, 3}, {{2, 2}, {1, 1}, {1, 0, 1, 1}, 12}, false},  // depthwise, stride 2
       {{1, 6, 5, 40}, {3, 6, 1, 1}, {{1, 1}, {1, 1}, {0, 0, 0, 0}}, false},
       {{1, 2, 4, 5, 6}, {3, 2, 2, 3, 2}, {{1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 0}}, true},
@@ -379,8 +400,10 @@ TEST_CASE("Conv matches a reference over strides, dilations, pads, groups and 1-
     const size_t s = c.x.size() - 2;
     Shape out = {c.x[0], c.w[0]};
     for (size_t d = 0; d < s; ++d)
-      out.push_back((c.x[2 + d] + c.p.pads[d] + c.p.pads[s + d] - (c.w[2 + d] - 1) * c.p.dilations[d] - 1) / c.p.strides[d] + 1);
-    Attributes a = attrs({{"strides", c.p.strides}, {"dilations", c.p.dilations}, {"pads", c.p.pads}, {"group", c.p.group}});
+      out.push_back(
+          (c.x[2 + d] + c.p.pads[d] + c.p.pads[s + d] - (c.w[2 + d] - 1) * c.p.dilations[d] - 1) / c.p.strides[d] + 1);
+    Attributes a =
+        attrs({{"strides", c.p.strides}, {"dilations", c.p.dilations}, {"pads", c.p.pads}, {"group", c.p.group}});
     std::vector<Tensor> inputs = {x, w};
     if (c.bias) inputs.push_back(b);
     check_close(run_op("Conv", inputs, a), out, reference_conv(x, w, c.bias ? &b : nullptr, c.p, out));
@@ -471,11 +494,15 @@ TEST_CASE("ConvTranspose matches a reference over strides, pads, output_padding 
     for (size_t d = 0; d < s; ++d)
       out.push_back(c.p.strides[d] * (c.x[2 + d] - 1) + c.output_padding[d] + (c.w[2 + d] - 1) * c.p.dilations[d] + 1 -
                     c.p.pads[d] - c.p.pads[s + d]);
-    Attributes a = attrs({{"strides", c.p.strides}, {"dilations", c.p.dilations}, {"pads", c.p.pads},
-                          {"group", c.p.group}, {"output_padding", c.output_padding}});
+    Attributes a = attrs({{"strides", c.p.strides},
+                          {"dilations", c.p.dilations},
+                          {"pads", c.p.pads},
+                          {"group", c.p.group},
+                          {"output_padding", c.output_padding}});
     std::vector<Tensor> inputs = {x, w};
     if (c.bias) inputs.push_back(b);
-    check_close(run_op("ConvTranspose", inputs, a), out, reference_conv_transpose(x, w, c.bias ? &b : nullptr, c.p, out));
+    check_close(run_op("ConvTranspose", inputs, a), out,
+                reference_conv_transpose(x, w, c.bias ? &b : nullptr, c.p, out));
   }
 }
 
@@ -484,7 +511,8 @@ TEST_CASE("ConvTranspose output_shape and auto_pad choose the padding", "[convtr
   Tensor x = random_tensor({1, 2, 3, 4}, rng), w = random_tensor({2, 3, 3, 3}, rng);
   // Full output: H 2*2+3 = 7, W 2*3+3 = 9.
   // output_shape [8, 10] is larger than the full output: zeros at the end (pads 0, -1).
-  Attributes shape_attrs = attrs({{"strides", std::vector<int64_t>{2, 2}}, {"output_shape", std::vector<int64_t>{8, 10}}});
+  Attributes shape_attrs =
+      attrs({{"strides", std::vector<int64_t>{2, 2}}, {"output_shape", std::vector<int64_t>{8, 10}}});
   check_close(run_op("ConvTranspose", {x, w}, shape_attrs), {1, 3, 8, 10},
               reference_conv_transpose(x, w, nullptr, {{2, 2}, {1, 1}, {0, 0, -1, -1}}, {1, 3, 8, 10}));
   // output_shape [5, 8]: total pads 2 and 1; the odd one puts the extra at the start.
@@ -558,42 +586,54 @@ TEST_CASE("Benchmark: MatMul 1024^3 and Conv 3x3 64->64 on 56x56", "[.benchmark]
   std::mt19937 rng(1);
   Tensor a = random_tensor({1024, 1024}, rng), b = random_tensor({1024, 1024}, rng);
   report("MatMul 1024x1024x1024", measure("MatMul", {a, b}, {}, 2.0 * 1024 * 1024 * 1024, 10));
-  Tensor x = random_tensor({1, 64, 56, 56}, rng), w = random_tensor({64, 64, 3, 3}, rng), bias = random_tensor({64}, rng);
+  Tensor x = random_tensor({1, 64, 56, 56}, rng), w = random_tensor({64, 64, 3, 3}, rng),
+         bias = random_tensor({64}, rng);
   report("Conv 1x64x56x56 -> 64, 3x3, pad 1",
-         measure("Conv", {x, w, bias}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}), 2.0 * 64 * 56 * 56 * 64 * 9, 20));
+         measure("Conv", {x, w, bias}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}), 2.0 * 64 * 56 * 56 * 64 * 9,
+                 20));
 }
 
-TEST_CASE("Benchmark: other ResNet-18 and transformer shapes", "[.benchmark]") {
+namespace {
+
+/// Benchmarks Conv on a 1xCxHxW input with an MxCxKxK kernel (no bias).
+void bench_conv(std::mt19937 &rng, int64_t c, int64_t hw, int64_t m, int64_t k, int64_t stride, int64_t pad) {
+  Tensor x = random_tensor({1, c, hw, hw}, rng), w = random_tensor({m, c, k, k}, rng);
+  const int64_t out = (hw + 2 * pad - k) / stride + 1;
+  char what[96];
+  std::snprintf(what, sizeof(what), "Conv %ldx%ldx%ld -> %ld, %ldx%ld, stride %ld", long(c), long(hw), long(hw), long(m),
+                long(k), long(k), long(stride));
+  Attributes a = attrs({{"pads", std::vector<int64_t>(4, pad)}, {"strides", std::vector<int64_t>{stride, stride}}});
+  const double flops = 2.0 * m * out * out * c * k * k;
+  report(what, measure("Conv", {x, w}, a, flops, flops > 1e8 ? 5 : 20));
+}
+
+}  // namespace
+
+TEST_CASE("Benchmark: every ResNet-18 conv, and transformer and classifier products", "[.benchmark]") {
   std::mt19937 rng(2);
+  bench_conv(rng, 3, 224, 64, 7, 2, 3);
+  bench_conv(rng, 64, 56, 64, 3, 1, 1);
+  bench_conv(rng, 64, 56, 128, 3, 2, 1);
+  bench_conv(rng, 64, 56, 128, 1, 2, 0);
+  bench_conv(rng, 128, 28, 128, 3, 1, 1);
+  bench_conv(rng, 128, 28, 256, 3, 2, 1);
+  bench_conv(rng, 128, 28, 256, 1, 2, 0);
+  bench_conv(rng, 256, 14, 256, 3, 1, 1);
+  bench_conv(rng, 256, 14, 512, 3, 2, 1);
+  bench_conv(rng, 256, 14, 512, 1, 2, 0);
+  bench_conv(rng, 512, 7, 512, 3, 1, 1);
+
   Tensor v = random_tensor({1, 512}, rng), wt = random_tensor({512, 1000}, rng), wlin = random_tensor({1000, 512}, rng);
   report("MatMul 1x512 * 512x1000", measure("MatMul", {v, wt}, {}, 2.0 * 512 * 1000, 50));
-  report("Gemm 1x512 * (1000x512)^T", measure("Gemm", {v, wlin}, attrs({{"transB", int64_t{1}}}), 2.0 * 512 * 1000, 50));
-  Tensor x7 = random_tensor({1, 512, 7, 7}, rng), w7 = random_tensor({512, 512, 3, 3}, rng);
-  report("Conv 1x512x7x7 -> 512, 3x3, pad 1",
-         measure("Conv", {x7, w7}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}), 2.0 * 512 * 49 * 512 * 9, 10));
-  Tensor x28 = random_tensor({1, 128, 28, 28}, rng), w28 = random_tensor({128, 128, 3, 3}, rng);
-  report("Conv 1x128x28x28 -> 128, 3x3, pad 1",
-         measure("Conv", {x28, w28}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}), 2.0 * 128 * 784 * 128 * 9, 10));
-  Tensor w1 = random_tensor({128, 64, 1, 1}, rng), x56 = random_tensor({1, 64, 56, 56}, rng);
-  report("Conv 1x64x56x56 -> 128, 1x1, stride 2",
-         measure("Conv", {x56, w1}, attrs({{"strides", std::vector<int64_t>{2, 2}}}), 2.0 * 128 * 784 * 64, 20));
-  Tensor x224 = random_tensor({1, 3, 224, 224}, rng), w224 = random_tensor({64, 3, 7, 7}, rng);
-  report("Conv 1x3x224x224 -> 64, 7x7, stride 2",
-         measure("Conv", {x224, w224}, attrs({{"pads", std::vector<int64_t>{3, 3, 3, 3}}, {"strides", std::vector<int64_t>{2, 2}}}),
-                 2.0 * 64 * 112 * 112 * 3 * 49, 10));
+  report("Gemm 1x512 * (1000x512)^T",
+         measure("Gemm", {v, wlin}, attrs({{"transB", int64_t{1}}}), 2.0 * 512 * 1000, 50));
   Tensor q = random_tensor({8, 128, 64}, rng), k = random_tensor({8, 64, 128}, rng);
   report("MatMul 8x128x64 * 8x64x128", measure("MatMul", {q, k}, {}, 2.0 * 8 * 128 * 128 * 64, 20));
   Tensor h = random_tensor({128, 768}, rng), wff = random_tensor({768, 3072}, rng);
   report("MatMul 128x768 * 768x3072", measure("MatMul", {h, wff}, {}, 2.0 * 128 * 768 * 3072, 10));
   Tensor xt = random_tensor({1, 64, 28, 28}, rng), wtc = random_tensor({64, 32, 4, 4}, rng);
   report("ConvTranspose 1x64x28x28 -> 32, 4x4, stride 2",
-         measure("ConvTranspose", {xt, wtc}, attrs({{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
+         measure("ConvTranspose", {xt, wtc},
+                 attrs({{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
                  2.0 * 64 * 28 * 28 * 32 * 16, 10));
-}
-
-TEST_CASE("probe", "[.mmprobe]") {
-  std::mt19937 rng(1);
-  const int64_t n = std::getenv("PROBE_N") ? std::atoll(std::getenv("PROBE_N")) : 1024;
-  Tensor a = random_tensor({n, n}, rng), b = random_tensor({n, n}, rng);
-  report("MatMul probe", measure("MatMul", {a, b}, {}, 2.0 * n * n * n, 5));
 }

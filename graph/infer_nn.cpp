@@ -30,6 +30,8 @@ std::vector<int64_t> spatial_attr(const InferenceContext &ctx, const char *name,
 /// Spatial kernel size: the kernel_shape attribute or W's trailing dims (which must agree).
 std::vector<int64_t> kernel_shape(const InferenceContext &ctx, const Shape &w, size_t spatial) {
   std::vector<int64_t> from_w(w.begin() + 2, w.end());
+  for (int64_t k : from_w)
+    if (k == 0) ctx.fail("W " + shape_to_string(w) + " has an empty kernel dimension");
   if (!ctx.attrs().has("kernel_shape")) return from_w;
   std::vector<int64_t> k = spatial_attr(ctx, "kernel_shape", spatial, 1, 1);
   for (size_t i = 0; i < spatial; ++i)

@@ -1,14 +1,13 @@
 // Compute rules for Conv and ConvTranspose, both as one direct convolution kernel.
 //
 // The input is first materialized into a "source" Func that may be read anywhere the
-// kernel window reaches: zero padding for Conv, and for ConvTranspose the input spread
-// out by the stride (zeros between elements) and padded, so that a transposed
-// convolution becomes a stride-1 convolution with the kernel flipped. The source layout
-// keeps every read a dense vector (strided axes split into phases; short 2-D rows
-// flattened, see lower_conv). The convolution accumulates a register tile (one or two
-// vectors along the innermost output axis, times several output channels and rows) over
-// all input channels and kernel taps; the output Func is a pure copy, so the default
-// schedule applies to it unchanged.
+// kernel window reaches: zero padding for Conv. A strided ConvTranspose is computed per
+// output phase (conv_transpose_by_phases); otherwise a transposed convolution is a
+// stride-1 convolution with the kernel flipped over the input spread out by the stride
+// (zeros between elements) and padded. The source layout keeps every read a dense vector
+// (strided axes split into phases; short 2-D rows flattened, see lower_conv). The convolution accumulates a register
+// tile (one or two vectors along the innermost output axis, times several output channels and rows) over all input
+// channels and kernel taps; the output Func is a pure copy, so the default schedule applies to it unchanged.
 #include <Halide.h>
 
 #include <algorithm>
@@ -110,6 +109,17 @@ Func direct_conv(const DirectConv &c) {
   std::vector<Var> args(pos.rbegin(), pos.rend());
   args.push_back(m);
   args.push_back(n);
+  Expr init = c.bias ? Halide::cast(c.acc_type, c.bias(m)) : Halide::Internal::make_zero(c.acc_type);
+
+  // No input channels (or an empty kernel): the sum is empty (and an RDom cannot be).
+  bool empty_sum = c.channels_per_group == 0;
+  for (int64_t k : c.kernel) empty_sum |= k == 0;
+  if (empty_sum) {
+    Func tiled(c.name + "_tiled");
+    tiled(args) = init;
+    tiled.compute_root();
+    return tiled;
+  }
 
   // Reduction over taps (the last kernel dim innermost) and the input channels of the group.
   const size_t tap_count = c.kernel.size();
@@ -121,11 +131,11 @@ Func direct_conv(const DirectConv &c) {
   for (size_t t = 0; t < tap_count; ++t) tap[t] = r[static_cast<int>(tap_count - 1 - t)];
   Expr ic = r[static_cast<int>(tap_count)];
   const int64_t groups = c.out_channels / c.out_channels_per_group;
-  Expr channel = groups == 1 ? ic
-                             : (m / static_cast<int>(c.out_channels_per_group)) * static_cast<int>(c.channels_per_group) + ic;
+  Expr channel =
+      groups == 1 ? ic : (m / static_cast<int>(c.out_channels_per_group)) * static_cast<int>(c.channels_per_group) + ic;
 
   Func acc(c.name + "_acc");
-  acc(args) = c.bias ? Halide::cast(c.acc_type, c.bias(m)) : Halide::Internal::make_zero(c.acc_type);
+  acc(args) = init;
   acc(args) += Halide::cast(c.acc_type, c.read(to_exprs(pos), tap, channel, n)) *
                Halide::cast(c.acc_type, c.weight(m, ic, tap, to_exprs(pos)));
 
@@ -320,8 +330,7 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
     Func source(func_name(p.name, "source"));
     source(args) = p.source_value(coords, ch, n);
     schedule_source(source, p.input_elements, static_cast<int>(args.size()) - 2);
-    c.read = [source, strides, dilations](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch,
-                                          Expr n) {
+    c.read = [source, strides, dilations](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch, Expr n) {
       std::vector<Expr> index;  // Halide order
       for (size_t d = pos.size(); d-- > 0;) {
         const int s = static_cast<int>(strides[d]);
@@ -467,8 +476,8 @@ TensorFunc conv_transpose_by_phases(const ComputeContext &ctx, const ConvGeometr
     return source(index);
   };
   const int64_t in_per_group = c.channels_per_group, out_per_group = c.out_channels_per_group;
-  c.weight = [w, strides, kernel, pad_begin, in_per_group, out_per_group](
-                 Expr m, Expr ic, const std::vector<Expr> &tap, const std::vector<Expr> &pos) {
+  c.weight = [w, strides, kernel, pad_begin, in_per_group, out_per_group](Expr m, Expr ic, const std::vector<Expr> &tap,
+                                                                          const std::vector<Expr> &pos) {
     std::vector<Expr> index = {(m / static_cast<int>(out_per_group)) * static_cast<int>(in_per_group) + ic,
                                m % static_cast<int>(out_per_group)};
     Expr valid = Halide::Internal::const_true();

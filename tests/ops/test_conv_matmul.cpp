@@ -432,6 +432,12 @@ TEST_CASE("Conv auto_pad SAME_UPPER, SAME_LOWER and VALID", "[conv]") {
   check_close(run_op("Conv", {x, w}, with_kernel), {1, 3, 2, 3}, reference_conv(x, w, nullptr, valid, {1, 3, 2, 3}));
 }
 
+TEST_CASE("Conv with no input channels gives the bias", "[conv]") {
+  Tensor x(DType::Float32, {1, 0, 3, 3}), w(DType::Float32, {2, 0, 2, 2});
+  Tensor b = float_tensor({2}, {1.5f, -2});
+  check_close(run_op("Conv", {x, w, b}), {1, 2, 2, 2}, {1.5, 1.5, 1.5, 1.5, -2, -2, -2, -2});
+}
+
 TEST_CASE("Conv on float16 computes in float32", "[conv]") {
   Tensor x(DType::Float16, {1, 2, 3, 3}), w(DType::Float16, {1, 2, 2, 2});
   for (int i = 0; i < 18; ++i) x.set_element_from_double(i, 0.5 * i);
@@ -600,8 +606,8 @@ void bench_conv(std::mt19937 &rng, int64_t c, int64_t hw, int64_t m, int64_t k, 
   Tensor x = random_tensor({1, c, hw, hw}, rng), w = random_tensor({m, c, k, k}, rng);
   const int64_t out = (hw + 2 * pad - k) / stride + 1;
   char what[96];
-  std::snprintf(what, sizeof(what), "Conv %ldx%ldx%ld -> %ld, %ldx%ld, stride %ld", long(c), long(hw), long(hw), long(m),
-                long(k), long(k), long(stride));
+  std::snprintf(what, sizeof(what), "Conv %ldx%ldx%ld -> %ld, %ldx%ld, stride %ld", long(c), long(hw), long(hw),
+                long(m), long(k), long(k), long(stride));
   Attributes a = attrs({{"pads", std::vector<int64_t>(4, pad)}, {"strides", std::vector<int64_t>{stride, stride}}});
   const double flops = 2.0 * m * out * out * c * k * k;
   report(what, measure("Conv", {x, w}, a, flops, flops > 1e8 ? 5 : 20));

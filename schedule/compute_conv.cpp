@@ -207,14 +207,6 @@ Func direct_conv(const DirectConv &c) {
   return tiled;
 }
 
-/// Declares the output buffer's exact bounds (tessel always passes buffers at min 0), so
-/// Halide knows every tile origin statically.
-TensorFunc pin_output_bounds(TensorFunc out) {
-  Halide::OutputImageParam buffer = out.func.output_buffer();
-  for (int d = 0; d < out.rank(); ++d) buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
-  return out;
-}
-
 /// A convolution before the choice of layout: what the (padded, or spread) source holds at
 /// each coordinate, the kernel geometry and the weights. Output position o along an axis
 /// reads the source at o * stride + tap * dilation.
@@ -294,9 +286,9 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
       return s > 1 ? flat(at, ox % s, oy % s, ch, n) : flat(at, ch, n);
     };
     Func conv = direct_conv(c);
-    return pin_output_bounds(define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+    return define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
       return conv(i[2] * row + i[3], i[1], i[0]);
-    }));
+    });
   }
 
   bool strided = false;
@@ -348,9 +340,9 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
     };
   }
   Func conv = direct_conv(c);
-  return pin_output_bounds(define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+  return define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
     return conv(std::vector<Expr>(i.rbegin(), i.rend()));
-  }));
+  });
 }
 
 std::function<Expr(Expr m)> bias_reader(const ComputeContext &ctx) {
@@ -490,7 +482,7 @@ TensorFunc conv_transpose_by_phases(const ComputeContext &ctx, const ConvGeometr
     return Halide::select(valid, w.at(index), Halide::Internal::make_zero(halide_type(w.dtype)));
   };
   Func conv = direct_conv(c);
-  return pin_output_bounds(
+  return 
       define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
         std::vector<Expr> args;  // Halide order of conv: positions (innermost first), phases, m, n
         for (size_t d = spatial; d-- > 0;) args.push_back(i[2 + d] / static_cast<int>(strides[d]));
@@ -498,7 +490,7 @@ TensorFunc conv_transpose_by_phases(const ComputeContext &ctx, const ConvGeometr
         args.push_back(i[1]);
         args.push_back(i[0]);
         return conv(args);
-      }));
+      });
 }
 
 std::vector<TensorFunc> conv_transpose_rule(const ComputeContext &ctx) {

@@ -195,14 +195,6 @@ Func tiled_matmul(const MatmulSpec &s) {
   return tiled;
 }
 
-/// Declares the output buffer's exact bounds (tessel always passes buffers at min 0), so
-/// tile origins are known multiples of the tile size and panel indexing stays dense.
-TensorFunc pin_output_bounds(TensorFunc out) {
-  Halide::OutputImageParam buffer = out.func.output_buffer();
-  for (int d = 0; d < out.rank(); ++d) buffer.dim(d).set_bounds(0, static_cast<int>(out.shape[out.rank() - 1 - d]));
-  return out;
-}
-
 /// Element of a MatMul operand with numpy batch broadcasting; 1-D operands have no batch.
 Expr matmul_operand(const TensorFunc &t, Expr row, Expr col, const std::vector<Expr> &out_batch, bool is_a) {
   if (t.rank() == 1) return t.at({is_a ? col : row});
@@ -242,14 +234,14 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
 
   const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
   const size_t batch_rank = s.batch.size();
-  return {pin_output_bounds(define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+  return {define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
     // Halide order of the product: (j, i, batch innermost-first).
     Expr i = a_vector ? Expr(0) : index[batch_rank];
     Expr j = b_vector ? Expr(0) : index.back();
     std::vector<Expr> args = {j, i};
     for (size_t d = batch_rank; d-- > 0;) args.push_back(index[d]);
     return product(args);
-  }))};
+  })};
 }
 
 std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
@@ -287,8 +279,8 @@ std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
     return result;
   };
   Func product = tiled_matmul(s);
-  return {pin_output_bounds(define_tensor(
-      s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) { return product(index[1], index[0]); }))};
+  return {define_tensor(
+      s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) { return product(index[1], index[0]); })};
 }
 
 }  // namespace

@@ -5,16 +5,13 @@
 #include <numeric>
 #include <set>
 
+#include "graph/fuse.h"
 #include "graph/shape_inference.h"
 #include "runtime/graph_executor.h"
 
 namespace tessel {
 
-bool is_host_op(const std::string &op_type) {
-  static const std::set<std::string> ops = {"Constant", "Shape",   "Size",      "Identity", "Dropout", "Reshape",
-                                            "Flatten",  "Squeeze", "Unsqueeze", "TopK",     "If",      "Loop"};
-  return ops.count(op_type) != 0;
-}
+bool is_host_op(const std::string &op_type) { return runs_on_host(op_type); }
 
 /// Values and indices of the k largest (or smallest) elements along one axis; ties go to
 /// the lower index, as the ONNX reference does. Sorting has no good Halide form.

@@ -21,6 +21,7 @@ int run_command(const RunOptions &options);
 struct InspectOptions {
   std::string model_path;
   bool print_graph = false;
+  bool tasks = false;
   bool json = false;
 };
 int inspect_command(const InspectOptions &options);

@@ -1,12 +1,42 @@
 // `tessel inspect model.onnx`: what is in a model.
 #include <cstdio>
 
+#include <algorithm>
+
+#include "graph/fuse.h"
 #include "graph/model_stats.h"
 #include "graph/onnx_import.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"
 
 namespace tessel {
+
+/// The fused tasks: one line each, most FLOPs first.
+static void print_tasks(const Graph &g) {
+  const std::vector<FusedGroup> groups = partition_graph(g);
+  std::vector<Task> tasks = extract_tasks(g, groups);
+  int kernel_groups = 0;
+  int64_t total = 0;
+  for (const Task &t : tasks) {
+    kernel_groups += t.weight;
+    total += t.flops * t.weight;
+  }
+  std::printf("\nfusion: %zu nodes -> %zu groups, %d kernel launches, %zu distinct tasks\n", g.nodes.size(),
+              groups.size(), kernel_groups, tasks.size());
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const Task &a, const Task &b) { return a.flops * a.weight > b.flops * b.weight; });
+  std::printf("%-16s %-34s %-20s %6s %12s %7s\n", "key", "ops", "anchor output", "weight", "MFLOPs", "share");
+  for (const Task &t : tasks) {
+    std::string ops;
+    for (int n : t.group.nodes) ops += (ops.empty() ? "" : "+") + g.nodes[n].op_type;
+    if (ops.size() > 34) ops = ops.substr(0, 31) + "...";
+    const int out = g.node_outputs[t.group.anchor].empty() ? kNoTensor : g.node_outputs[t.group.anchor][0];
+    const std::string shape = out == kNoTensor ? "" : shape_to_string(g.tensors[out].type.shape);
+    const double mflops = t.flops * t.weight / 1e6;
+    std::printf("%-16s %-34s %-20s %6d %12.2f %6.1f%%\n", t.workload_key.c_str(), ops.c_str(), shape.c_str(), t.weight,
+                mflops, total ? 100.0 * t.flops * t.weight / total : 0.0);
+  }
+}
 
 int inspect_command(const InspectOptions &options) {
   auto graph = load_model(options.model_path);
@@ -51,6 +81,7 @@ int inspect_command(const InspectOptions &options) {
   std::printf("ops:\n");
   for (const auto &[op, count] : stats.op_histogram) std::printf("  %-28s %d\n", op.c_str(), count);
   if (options.print_graph) std::printf("\n%s", print_graph(g).c_str());
+  if (options.tasks) print_tasks(g);
   return 0;
 }
 

@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
   CLI::App *inspect_cmd = app.add_subcommand("inspect", "Describe a model: ops, inputs/outputs, parameters, FLOPs");
   inspect_cmd->add_option("model", inspect.model_path, "model.onnx")->required();
   inspect_cmd->add_flag("--graph", inspect.print_graph, "print every node with inferred types");
+  inspect_cmd->add_flag("--tasks", inspect.tasks, "list fused tasks: workload key, ops, shape, weight, FLOPs");
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
 
   try {

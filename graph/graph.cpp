@@ -108,6 +108,19 @@ void Graph::replace_uses(int old_tensor, int new_tensor) {
   std::replace(outputs.begin(), outputs.end(), old_tensor, new_tensor);
 }
 
+std::vector<std::string> node_body_captures(const Node &node) {
+  std::vector<std::string> names;
+  for (const auto &[attr_name, value] : node.attributes.all()) {
+    std::vector<std::shared_ptr<const Graph>> bodies;
+    if (auto g = std::get_if<std::shared_ptr<const Graph>>(&value)) bodies.push_back(*g);
+    if (auto gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&value))
+      bodies.insert(bodies.end(), gs->begin(), gs->end());
+    for (const auto &body : bodies)
+      for (const std::string &captured : body->outer_scope_names()) names.push_back(captured);
+  }
+  return names;
+}
+
 Graph Graph::without_dead_nodes() const {
   // Mark live tensors backwards from the outputs, then rebuild with fresh ids.
   std::vector<bool> live_node(nodes.size(), false), live_tensor(tensors.size(), false);
@@ -121,10 +134,11 @@ Graph Graph::without_dead_nodes() const {
     if (p >= 0 && !live_node[p]) {
       live_node[p] = true;
       for (int in : node_inputs[p]) stack.push_back(in);
+      // If/Loop bodies read enclosing values by name, not through node inputs.
+      for (const std::string &name : node_body_captures(nodes[p])) stack.push_back(find_tensor(name));
     }
   }
-  // Nodes that read outer-scope values through a body keep everything they need already,
-  // since their inputs are explicit. Graph inputs always stay (the caller feeds them).
+  // Graph inputs always stay (the caller feeds them).
   for (int t : inputs) live_tensor[t] = true;
   for (size_t n = 0; n < nodes.size(); ++n)
     if (live_node[n])

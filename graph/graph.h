@@ -68,6 +68,9 @@ struct Graph {
   bool is_constant(int tensor) const { return tensor >= 0 && tensors[tensor].constant.has_value(); }
 };
 
+/// Names of enclosing-graph values that the node's bodies (If/Loop) read by name.
+std::vector<std::string> node_body_captures(const Node &node);
+
 /// Human-readable listing: inputs, outputs, one line per node in topological order.
 std::string print_graph(const Graph &graph);
 

@@ -1,90 +1,12 @@
 // Inference for pooling (Max/Average/Lp, their Global forms) and normalization ops
 // (BatchNormalization, InstanceNormalization, LayerNormalization, LRN,
 // MeanVarianceNormalization) and the softmax family (Softmax, LogSoftmax, Hardmax).
-#include <algorithm>
-
+#include "graph/int_list_text.h"
 #include "graph/op_registry.h"
+#include "graph/pool_geometry.h"
 
 namespace tessel {
 namespace {
-
-/// Window geometry of a pool over the spatial axes (ONNX axes 2..). Mirrors the compute
-/// rule's copy in schedule/compute_pool.cpp; both must agree on output sizes.
-struct PoolGeometry {
-  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, out;
-};
-
-int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-std::string ints_to_string(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-/// Checks and resolves kernel_shape, strides, dilations, pads, auto_pad and ceil_mode for
-/// the spatial extents `in` (kUnknownDim where unknown: the output is then unknown too).
-PoolGeometry pool_geometry(const InferenceContext &ctx, const Shape &in) {
-  const Attributes &a = ctx.attrs();
-  const size_t n = in.size();
-  PoolGeometry g;
-  if (!a.has("kernel_shape")) ctx.fail("attribute kernel_shape is required");
-  g.kernel = a.get_ints("kernel_shape");
-  if (g.kernel.size() != n)
-    ctx.fail("kernel_shape " + ints_to_string(g.kernel) + " has " + std::to_string(g.kernel.size()) +
-             " entries but the input has " + std::to_string(n) + " spatial dimensions");
-  g.strides = a.get_ints("strides", std::vector<int64_t>(n, 1));
-  g.dilations = a.get_ints("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = a.get_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (g.strides.size() != n)
-    ctx.fail("strides " + ints_to_string(g.strides) + " must have " + std::to_string(n) + " entries");
-  if (g.dilations.size() != n)
-    ctx.fail("dilations " + ints_to_string(g.dilations) + " must have " + std::to_string(n) + " entries");
-  if (pads.size() != 2 * n)
-    ctx.fail("pads " + ints_to_string(pads) + " must have " + std::to_string(2 * n) + " entries");
-  for (size_t i = 0; i < n; ++i) {
-    if (g.kernel[i] < 1) ctx.fail("kernel_shape " + ints_to_string(g.kernel) + " must be positive");
-    if (g.strides[i] < 1) ctx.fail("strides " + ints_to_string(g.strides) + " must be positive");
-    if (g.dilations[i] < 1) ctx.fail("dilations " + ints_to_string(g.dilations) + " must be positive");
-    if (pads[i] < 0 || pads[i + n] < 0) ctx.fail("pads " + ints_to_string(pads) + " must not be negative");
-  }
-  std::string auto_pad = a.get_string("auto_pad", "NOTSET");
-  if (auto_pad.empty()) auto_pad = "NOTSET";
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    ctx.fail("auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-  const bool ceil_mode = a.get_int("ceil_mode", 0) != 0;
-
-  g.pad_begin.assign(n, 0);
-  g.pad_end.assign(n, 0);
-  g.out.assign(n, kUnknownDim);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t span = (g.kernel[i] - 1) * g.dilations[i] + 1;
-    if (auto_pad == "NOTSET") {
-      g.pad_begin[i] = pads[i];
-      g.pad_end[i] = pads[i + n];
-    }
-    if (in[i] == kUnknownDim) continue;
-    int64_t out = 0;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = ceil_div(in[i], g.strides[i]);
-      const int64_t total = std::max<int64_t>(0, (out - 1) * g.strides[i] + span - in[i]);
-      const int64_t small = total / 2, large = total - small;
-      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : large;
-      g.pad_end[i] = total - g.pad_begin[i];
-    } else {
-      const int64_t room = in[i] + g.pad_begin[i] + g.pad_end[i] - span;
-      if (room < 0)
-        ctx.fail("the dilated kernel (" + std::to_string(span) + ") is larger than padded spatial dimension " +
-                 std::to_string(i) + " (" + std::to_string(in[i] + g.pad_begin[i] + g.pad_end[i]) + ")");
-      out = (ceil_mode && auto_pad == "NOTSET" ? ceil_div(room, g.strides[i]) : floor_div(room, g.strides[i])) + 1;
-      // A ceil-mode window must start inside the input or its left padding.
-      if (ceil_mode && (out - 1) * g.strides[i] >= in[i] + g.pad_begin[i]) --out;
-    }
-    g.out[i] = out;
-  }
-  return g;
-}
 
 /// Shape of a rank >= 3 pool input ([N, C, spatial...]); fails for lower ranks.
 const TensorType &pool_input(const InferenceContext &ctx) {
@@ -110,9 +32,10 @@ std::vector<TensorType> infer_pool(const InferenceContext &ctx) {
   if (is_max && ctx.attrs().get_int("storage_order", 0) > 1) ctx.fail("storage_order must be 0 or 1");
   if (ctx.node.op_type == "LpPool" && ctx.attrs().get_float("p", 2.0f) < 1) ctx.fail("p must be at least 1");
   Shape spatial(x.shape.begin() + 2, x.shape.end());
-  PoolGeometry g = pool_geometry(ctx, spatial);
+  const Result<PoolGeometry> g = pool_geometry(ctx.attrs(), spatial);
+  if (!g) ctx.fail(g.error().message);
   Shape out{x.shape[0], x.shape[1]};
-  out.insert(out.end(), g.out.begin(), g.out.end());
+  out.insert(out.end(), g->out.begin(), g->out.end());
   std::vector<TensorType> types{make_type(t, out)};
   if (is_max && ctx.num_outputs > 1) types.push_back(make_type(DType::Int64, out));
   return types;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "graph/op_registry.h"
+#include "graph/reduce_axes.h"
 
 namespace tessel {
 
@@ -10,36 +11,13 @@ namespace {
 const char *const kReduceOps[] = {"ReduceSum", "ReduceMean",   "ReduceMax",       "ReduceMin",      "ReduceProd",
                                   "ReduceL1",  "ReduceL2",     "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare"};
 
-/// Axes a Reduce* node reduces, normalized; every axis when `axes` is empty, none in the
-/// noop_with_empty_axes case. Older opsets give axes as an attribute, newer ones (ReduceSum
-/// from 13, the rest from 18) as the optional input 1: whichever is present is used.
-std::vector<bool> reduced_axis_mask(const InferenceContext &ctx, int64_t rank) {
-  std::vector<int64_t> axes;
-  if (ctx.attrs().has("axes")) axes = ctx.attrs().get_ints("axes");
-  else if (ctx.has_input(1)) axes = ctx.ints_value(1);
-  if (axes.empty()) {
-    const bool noop = ctx.attrs().get_int("noop_with_empty_axes", 0) != 0;
-    return std::vector<bool>(static_cast<size_t>(rank), !noop);
-  }
-  std::vector<bool> mask(static_cast<size_t>(rank), false);
-  for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank)
-      ctx.fail("axis " + std::to_string(axis) + " in axes is out of range for rank " + std::to_string(rank));
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    if (mask[a]) ctx.fail("axis " + std::to_string(axis) + " appears more than once in axes");
-    mask[a] = true;
-  }
-  return mask;
-}
-
-/// The input shape with reduced axes set to 1 (keepdims) or dropped.
-Shape reduced_shape(const Shape &in, const std::vector<bool> &mask, bool keepdims) {
-  Shape out;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (!mask[d]) out.push_back(in[d]);
-    else if (keepdims) out.push_back(1);
-  }
-  return out;
+/// Axes a Reduce* node reduces (see reduced_axis_mask); input 1 is read only when it holds
+/// them, so an unknown value of an input the node ignores cannot make inference give up.
+std::vector<bool> reduced_axes(const InferenceContext &ctx, int64_t rank) {
+  const std::vector<int64_t> input_axes = ctx.attrs().has("axes") ? std::vector<int64_t>{} : ctx.ints_value(1);
+  Result<std::vector<bool>> mask = reduced_axis_mask(ctx.attrs(), input_axes, rank);
+  if (!mask) ctx.fail(mask.error().message);
+  return std::move(mask).value();
 }
 
 std::vector<TensorType> infer_reduce(const InferenceContext &ctx) {
@@ -47,7 +25,7 @@ std::vector<TensorType> infer_reduce(const InferenceContext &ctx) {
   if (data.dtype == DType::String) ctx.fail("string tensors cannot be reduced");
   const int64_t rank = ctx.rank(0);
   const bool keepdims = ctx.attrs().get_int("keepdims", 1) != 0;
-  std::vector<bool> mask = reduced_axis_mask(ctx, rank);
+  std::vector<bool> mask = reduced_axes(ctx, rank);
   return {make_type(data.dtype, reduced_shape(data.shape, mask, keepdims))};
 }
 

@@ -5,9 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "graph/axis_list.h"
+#include "graph/int_list_text.h"
 #include "graph/op_registry.h"
+#include "graph/pad_geometry.h"
 #include "graph/shape_inference.h"
+#include "graph/slice_geometry.h"
 
 namespace tessel {
 namespace {
@@ -36,12 +41,6 @@ int64_t dims_product(const Shape &shape, size_t begin, size_t end) {
   return p;
 }
 
-std::string ints_to_string(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 /// Axes given as an attribute before `input_since` and as input `input_index` from then on.
 /// Returns false when the op was given no axes at all.
 bool axes_attr_or_input(const InferenceContext &ctx, int64_t input_since, size_t input_index,
@@ -56,15 +55,11 @@ bool axes_attr_or_input(const InferenceContext &ctx, int64_t input_since, size_t
   return true;
 }
 
-/// Normalizes each axis against rank and rejects repeats.
+/// Normalizes each axis against rank and rejects repeats (see normalize_axis_list).
 std::vector<int64_t> normalize_axes(const InferenceContext &ctx, std::vector<int64_t> axes, int64_t rank) {
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t &a : axes) {
-    a = normalize_axis(ctx, a, rank);
-    if (seen[a]) ctx.fail("axis " + std::to_string(a) + " is repeated in " + ints_to_string(axes));
-    seen[a] = true;
-  }
-  return axes;
+  Result<std::vector<int64_t>> normalized = normalize_axis_list(std::move(axes), rank);
+  if (!normalized) ctx.fail(normalized.error().message);
+  return std::move(normalized).value();
 }
 
 Types infer_constant(const InferenceContext &ctx) {
@@ -285,63 +280,14 @@ Types infer_split(const InferenceContext &ctx) {
   return out;
 }
 
-/// max(0, ceil(span / step)) for a nonzero step, without overflow for huge steps.
-int64_t steps_in_span(int64_t span, int64_t step) {
-  if (step > 0) return span <= 0 ? 0 : (span - 1) / step + 1;
-  return span >= 0 ? 0 : (span + 1) / step + 1;
-}
-
-/// Start and step of a slice along one axis, clamped as ONNX specifies; the output length
-/// is max(0, ceil((end - start) / step)).
-struct AxisSlice {
-  int64_t start, step, length;
-};
-
-AxisSlice clamp_slice(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  if (dim == 0) return {0, step, 0};
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-  } else {
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-  }
-  return {start, step, steps_in_span(end - start, step)};
-}
-
 Types infer_slice(const InferenceContext &ctx) {
   const Shape &in = input_shape(ctx, 0);
-  const int64_t rank = static_cast<int64_t>(in.size());
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset < 10) {
-    starts = ctx.attrs().get_ints("starts");
-    ends = ctx.attrs().get_ints("ends");
-    axes = ctx.attrs().get_ints("axes");
-  } else {
-    starts = ctx.ints_value(1);
-    ends = ctx.ints_value(2);
-    axes = ctx.ints_value(3);
-    steps = ctx.ints_value(4);
-  }
-  if (starts.size() != ends.size())
-    ctx.fail("starts " + ints_to_string(starts) + " and ends " + ints_to_string(ends) + " differ in length");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size())
-    ctx.fail("starts, ends, axes and steps must have the same length (got " + std::to_string(starts.size()) + ", " +
-             std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + ", " + std::to_string(steps.size()) + ")");
-  axes = normalize_axes(ctx, axes, rank);
-  Shape out = in;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (steps[i] == 0) ctx.fail("steps " + ints_to_string(steps) + " contains 0");
-    const int64_t dim = in[axes[i]];
-    if (dim == kUnknownDim) continue;
-    out[axes[i]] = clamp_slice(starts[i], ends[i], steps[i], dim).length;
-  }
-  return {make_type(ctx.input(0).dtype, out)};
+  const SliceLists lists = ctx.opset < 10 ? slice_lists_from_attributes(ctx.attrs())
+                                          : SliceLists{ctx.ints_value(1), ctx.ints_value(2), ctx.ints_value(3),
+                                                       ctx.ints_value(4)};
+  Result<SliceGeometry> g = slice_geometry(in, lists);
+  if (!g) ctx.fail(g.error().message);
+  return {make_type(ctx.input(0).dtype, g->out)};
 }
 
 Types infer_expand(const InferenceContext &ctx) {
@@ -366,26 +312,14 @@ Types infer_tile(const InferenceContext &ctx) {
   return {make_type(ctx.input(0).dtype, out)};
 }
 
-/// Pads per axis as [begin..., end...] over all axes (expanding opset 18's axes input).
-std::vector<int64_t> full_pads(const InferenceContext &ctx, int64_t rank) {
-  std::vector<int64_t> pads;
-  if (ctx.opset >= 11) pads = ctx.ints_value(1);
-  else if (ctx.attrs().has("pads")) pads = ctx.attrs().get_ints("pads");
-  else pads = ctx.attrs().get_ints("paddings");
-  std::vector<int64_t> axes;
-  if (ctx.opset >= 18 && ctx.has_input(3)) axes = normalize_axes(ctx, ctx.ints_value(3), rank);
-  else
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  const size_t n = axes.size();
-  if (pads.size() != 2 * n)
-    ctx.fail("pads " + ints_to_string(pads) + " has " + std::to_string(pads.size()) + " entries, expected " +
-             std::to_string(2 * n));
-  std::vector<int64_t> full(2 * rank, 0);
-  for (size_t i = 0; i < n; ++i) {
-    full[axes[i]] = pads[i];
-    full[rank + axes[i]] = pads[n + i];
-  }
-  return full;
+/// The node's pads as [begin..., end...] over all axes (see full_pads).
+std::vector<int64_t> node_pads(const InferenceContext &ctx, int64_t rank) {
+  const std::vector<int64_t> pads = ctx.opset >= 11 ? ctx.ints_value(1) : pads_from_attributes(ctx.attrs());
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.opset >= 18 && ctx.has_input(3)) axes = ctx.ints_value(3);
+  Result<std::vector<int64_t>> full = full_pads(pads, axes, rank);
+  if (!full) ctx.fail(full.error().message);
+  return std::move(full).value();
 }
 
 Types infer_pad(const InferenceContext &ctx) {
@@ -394,7 +328,7 @@ Types infer_pad(const InferenceContext &ctx) {
   const std::string mode = ctx.attrs().get_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     ctx.fail("unknown mode '" + mode + "'");
-  const std::vector<int64_t> pads = full_pads(ctx, rank);
+  const std::vector<int64_t> pads = node_pads(ctx, rank);
   Shape out = in;
   for (int64_t d = 0; d < rank; ++d) {
     if (in[d] == kUnknownDim) continue;

@@ -44,21 +44,20 @@ Result<void> GraphExecutor::check_inputs(const std::vector<Tensor> &inputs) cons
   return {};
 }
 
-/// Runs one node on concrete inputs: host code, or the cached kernel for its types.
-static Result<std::vector<Tensor>> execute_node(const Graph &g, int n, const std::vector<const Tensor *> &inputs,
-                                                const Scope &scope, const Target &target) {
-  const Node &node = g.nodes[n];
-  const size_t num_outputs = g.node_outputs[n].size();
-  HostOpContext host{node, g.opset, inputs, scope, target};
+Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std::vector<const Tensor *> &inputs,
+                                     const std::vector<bool> &outputs_wanted, const Scope &scope,
+                                     const Target &target) {
+  const size_t num_outputs = outputs_wanted.size();
+  HostOpContext host{node, opset, inputs, scope, target};
   if (node.op_type == "If") return run_if(host);
   if (node.op_type == "Loop") return run_loop(host);
 
   std::vector<TensorType> in_types;
   for (const Tensor *t : inputs) in_types.push_back(t ? t->type() : TensorType{});
-  auto out_types = infer_node_types(node, g.opset, in_types, inputs, num_outputs);
+  auto out_types = infer_node_types(node, opset, in_types, inputs, num_outputs);
   if (!out_types.ok()) return out_types.error();
   for (size_t i = 0; i < num_outputs; ++i)
-    if (g.node_outputs[n][i] != kNoTensor && !out_types.value()[i].fully_known())
+    if (outputs_wanted[i] && !out_types.value()[i].fully_known())
       return make_error("node '" + node.name + "' (" + node.op_type + "): could not infer the shape of output " +
                         std::to_string(i));
   if (is_host_op(node.op_type)) return run_host_op(host, out_types.value());
@@ -75,7 +74,7 @@ static Result<std::vector<Tensor>> execute_node(const Graph &g, int n, const std
   std::vector<const Tensor *> baked(inputs.size(), nullptr);
   for (int v : schema->value_inputs)
     if (v < static_cast<int>(inputs.size())) baked[v] = inputs[v];
-  auto kernel = get_or_compile_kernel(node, g.opset, in_types, baked, out_types.value(), target);
+  auto kernel = get_or_compile_kernel(node, opset, in_types, baked, out_types.value(), target);
   if (!kernel.ok()) return kernel.error();
   auto ran = kernel->run(inputs, outputs);
   if (!ran.ok()) return make_error("node '" + node.name + "' (" + node.op_type + "): " + ran.error().message);
@@ -113,7 +112,9 @@ Result<std::vector<Tensor>> GraphExecutor::run(const std::vector<Tensor> &inputs
                             g.tensors[t].name + "' has no value");
         node_inputs.push_back(value);
       }
-      auto outputs = execute_node(g, n, node_inputs, scope, target_);
+      std::vector<bool> wanted;
+      for (int t : g.node_outputs[n]) wanted.push_back(t != kNoTensor);
+      auto outputs = run_node(g.nodes[n], g.opset, node_inputs, wanted, scope, target_);
       if (!outputs.ok()) return outputs.error();
       for (size_t i = 0; i < g.node_outputs[n].size() && i < outputs->size(); ++i)
         if (g.node_outputs[n][i] != kNoTensor) env[g.node_outputs[n][i]] = std::move((*outputs)[i]);

@@ -20,6 +20,14 @@ struct Scope {
   const Tensor *find(const std::string &name) const;
 };
 
+/// Runs one node on concrete inputs (nullptr for omitted ones): host code, or the cached
+/// kernel for its types. `outputs_wanted` has one entry per node output, false where the
+/// output is omitted (its shape need not be inferable). The executor runs every node
+/// through this; constant folding (runtime/constant_evaluator.h) does too.
+Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std::vector<const Tensor *> &inputs,
+                                     const std::vector<bool> &outputs_wanted, const Scope &scope,
+                                     const Target &target);
+
 /// Runs a graph. The graph is shared and never modified; several executors may run the same
 /// graph concurrently.
 class GraphExecutor {

@@ -4,9 +4,9 @@
 // large windows and global pools are reductions computed into their own buffer.
 #include <Halide.h>
 
-#include <algorithm>
 #include <cmath>
 
+#include "graph/pool_geometry.h"
 #include "schedule/root_reduction.h"
 
 namespace tessel {
@@ -19,50 +19,11 @@ namespace {
 /// Windows with at most this many elements are unrolled into one expression.
 constexpr int64_t kMaxUnrolledWindow = 64;
 
-/// Window geometry over the spatial axes; the same rules as inference (infer_pool_norm.cpp).
-struct PoolGeometry {
-  std::vector<int64_t> in, kernel, strides, dilations, pad_begin, pad_end, out;
-};
-
-int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-PoolGeometry pool_geometry(const ComputeContext &ctx, const Shape &input_shape) {
-  const Attributes &a = ctx.attrs();
-  PoolGeometry g;
-  g.in.assign(input_shape.begin() + 2, input_shape.end());
-  const size_t n = g.in.size();
-  g.kernel = a.get_ints("kernel_shape");
-  g.strides = a.get_ints("strides", std::vector<int64_t>(n, 1));
-  g.dilations = a.get_ints("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = a.get_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (g.kernel.size() != n || g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n)
-    ctx.fail("kernel_shape, strides, dilations or pads do not match the input rank");
-  std::string auto_pad = a.get_string("auto_pad", "NOTSET");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  const bool explicit_pads = auto_pad.empty() || auto_pad == "NOTSET";
-  const bool ceil_mode = a.get_int("ceil_mode", 0) != 0;
-  g.pad_begin.assign(n, 0);
-  g.pad_end.assign(n, 0);
-  g.out.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t span = (g.kernel[i] - 1) * g.dilations[i] + 1;
-    if (same) {
-      g.out[i] = ceil_div(g.in[i], g.strides[i]);
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.strides[i] + span - g.in[i]);
-      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      g.pad_end[i] = total - g.pad_begin[i];
-      continue;
-    }
-    if (explicit_pads) {
-      g.pad_begin[i] = pads[i];
-      g.pad_end[i] = pads[i + n];
-    }
-    const int64_t room = g.in[i] + g.pad_begin[i] + g.pad_end[i] - span;
-    g.out[i] = (ceil_mode && explicit_pads ? ceil_div(room, g.strides[i]) : floor_div(room, g.strides[i])) + 1;
-    if (ceil_mode && (g.out[i] - 1) * g.strides[i] >= g.in[i] + g.pad_begin[i]) --g.out[i];
-  }
-  return g;
+/// The pool's window geometry, resolved as inference resolves it (graph/pool_geometry.h).
+PoolGeometry checked_pool_geometry(const ComputeContext &ctx, const Shape &input_shape) {
+  Result<PoolGeometry> g = pool_geometry(ctx.attrs(), Shape(input_shape.begin() + 2, input_shape.end()));
+  if (!g) ctx.fail(g.error().message);
+  return std::move(g).value();
 }
 
 enum class PoolKind { Max, Average, Lp };
@@ -217,7 +178,7 @@ Expr unrolled_argmax(const WindowReader &reader, const std::vector<Expr> &o,
 
 std::vector<TensorFunc> pool(const ComputeContext &ctx, PoolKind kind) {
   const TensorFunc &x = ctx.input(0);
-  const PoolGeometry g = pool_geometry(ctx, x.shape);
+  const PoolGeometry g = checked_pool_geometry(ctx, x.shape);
   const TensorType &out = ctx.output_type(0);
   Shape out_shape{x.shape[0], x.shape[1]};
   out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "graph/reduce_axes.h"
 #include "schedule/op_compute.h"
 
 namespace tessel {
@@ -19,21 +20,12 @@ using Halide::select;
 /// Work (output elements times reduced elements) below which threads cost more than they save.
 constexpr int64_t kParallelWork = 1 << 15;
 
-/// Which input axes a Reduce* node reduces; mirrors the inference rule (infer_reduction.cpp).
-std::vector<bool> reduced_axis_mask(const ComputeContext &ctx, int rank) {
-  std::vector<int64_t> axes;
-  if (ctx.attrs().has("axes")) axes = ctx.attrs().get_ints("axes");
-  else if (ctx.has_input(1)) axes = ctx.ints_value(1);
-  if (axes.empty()) {
-    const bool noop = ctx.attrs().get_int("noop_with_empty_axes", 0) != 0;
-    return std::vector<bool>(static_cast<size_t>(rank), !noop);
-  }
-  std::vector<bool> mask(static_cast<size_t>(rank), false);
-  for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank) ctx.fail("axis " + std::to_string(axis) + " in axes is out of range");
-    mask[axis < 0 ? axis + rank : axis] = true;
-  }
-  return mask;
+/// Which input axes a Reduce* node reduces, read as inference reads them (graph/reduce_axes.h).
+std::vector<bool> reduced_axes(const ComputeContext &ctx, int rank) {
+  const std::vector<int64_t> input_axes = ctx.attrs().has("axes") ? std::vector<int64_t>{} : ctx.ints_value(1);
+  Result<std::vector<bool>> mask = reduced_axis_mask(ctx.attrs(), input_axes, rank);
+  if (!mask) ctx.fail(mask.error().message);
+  return std::move(mask).value();
 }
 
 /// Folds a tensor of shape `in_shape` over the axes in `mask`. Returns a Func over the kept
@@ -162,7 +154,7 @@ std::vector<TensorFunc> compute_reduce(const ComputeContext &ctx, ReduceKind kin
   const TensorFunc &in = ctx.input(0);
   const TensorType &out = ctx.output_type(0);
   const int rank = in.rank();
-  const std::vector<bool> mask = reduced_axis_mask(ctx, rank);
+  const std::vector<bool> mask = reduced_axes(ctx, rank);
   const bool keepdims = ctx.attrs().get_int("keepdims", 1) != 0;
   const Halide::Type acc_type = accumulator_type(kind, in.dtype);
   if (in.dtype == DType::Bool && kind != ReduceKind::Max && kind != ReduceKind::Min)

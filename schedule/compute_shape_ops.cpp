@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 
+#include "graph/pad_geometry.h"
+#include "graph/slice_geometry.h"
 #include "schedule/op_compute.h"
 
 namespace tessel {
@@ -102,33 +105,15 @@ std::vector<TensorFunc> compute_split(const ComputeContext &ctx) {
 
 std::vector<TensorFunc> compute_slice(const ComputeContext &ctx) {
   const TensorFunc &in = ctx.input(0);
-  const int64_t rank = in.rank();
-  std::vector<int64_t> starts, axes, steps;
-  if (ctx.opset < 10) {
-    starts = ctx.attrs().get_ints("starts");
-    axes = ctx.attrs().get_ints("axes");
-  } else {
-    starts = ctx.ints_value(1);
-    axes = ctx.ints_value(3);
-    steps = ctx.ints_value(4);
-  }
-  if (axes.empty())
-    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  // Per axis: output element j reads input element first + j * step.
-  std::vector<int64_t> first(rank, 0), step(rank, 1);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = positive_axis(axes[k], rank), dim = in.shape[a];
-    if (dim == 0) continue;
-    int64_t s = starts[k];
-    if (s < 0) s += dim;
-    s = steps[k] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
-    first[a] = s;
-    step[a] = std::clamp<int64_t>(steps[k], -dim, dim);  // a longer step never reaches a 2nd element
-  }
+  const SliceLists lists = ctx.opset < 10 ? slice_lists_from_attributes(ctx.attrs())
+                                          : SliceLists{ctx.ints_value(1), ctx.ints_value(2), ctx.ints_value(3),
+                                                       ctx.ints_value(4)};
+  Result<SliceGeometry> g = slice_geometry(in.shape, lists);
+  if (!g) ctx.fail(g.error().message);
+  const std::vector<int64_t> &first = g->start, &step = g->step;
   return {define_output(ctx, 0, [&](const Index &i) {
     Index src = i;
-    for (int64_t d = 0; d < rank; ++d)
+    for (int d = 0; d < in.rank(); ++d)
       if (first[d] != 0 || step[d] != 1) src[d] = to_int(first[d]) + i[d] * to_int(step[d]);
     return in.at(src);
   })};
@@ -149,24 +134,15 @@ std::vector<TensorFunc> compute_tile(const ComputeContext &ctx) {
   })};
 }
 
-/// Pads as [begin..., end...] over every axis (opset 18's axes input expanded).
-std::vector<int64_t> full_pads(const ComputeContext &ctx, int64_t rank) {
-  std::vector<int64_t> pads;
-  if (ctx.opset >= 11) pads = ctx.ints_value(1);
-  else if (ctx.attrs().has("pads")) pads = ctx.attrs().get_ints("pads");
-  else pads = ctx.attrs().get_ints("paddings");
-  std::vector<int64_t> axes;
+/// The node's pads as [begin..., end...] over every axis, read as inference reads them
+/// (graph/pad_geometry.h).
+std::vector<int64_t> node_pads(const ComputeContext &ctx, int64_t rank) {
+  const std::vector<int64_t> pads = ctx.opset >= 11 ? ctx.ints_value(1) : pads_from_attributes(ctx.attrs());
+  std::optional<std::vector<int64_t>> axes;
   if (ctx.opset >= 18 && ctx.has_input(3)) axes = ctx.ints_value(3);
-  else
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  const size_t n = axes.size();
-  std::vector<int64_t> full(2 * rank, 0);
-  for (size_t k = 0; k < n; ++k) {
-    const int64_t a = positive_axis(axes[k], rank);
-    full[a] = pads[k];
-    full[rank + a] = pads[n + k];
-  }
-  return full;
+  Result<std::vector<int64_t>> full = full_pads(pads, axes, rank);
+  if (!full) ctx.fail(full.error().message);
+  return std::move(full).value();
 }
 
 /// The input index that reflect padding maps x to: mirrored at the borders (edge not
@@ -183,7 +159,7 @@ std::vector<TensorFunc> compute_pad(const ComputeContext &ctx) {
   const TensorFunc &in = ctx.input(0);
   const int64_t rank = in.rank();
   const std::string mode = ctx.attrs().get_string("mode", "constant");
-  const std::vector<int64_t> pads = full_pads(ctx, rank);
+  const std::vector<int64_t> pads = node_pads(ctx, rank);
   const Halide::Type type = halide_type(in.dtype);
   Expr fill = Halide::Internal::make_zero(type);
   if (ctx.opset >= 11) {

@@ -4,9 +4,20 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
+#include "graph/result.h"
+
 namespace tessel {
 
+/// How the graph optimizer runs before anything else.
+struct OptimizeOptions {
+  bool enabled = true;
+  bool print_after_each = false;
+  std::vector<std::string> skip;
+};
+
 struct RunOptions {
+  OptimizeOptions optimize;
   std::string model_path;
   std::vector<std::string> inputs;  // NAME=file.npy or file.npy
   std::string output_dir;
@@ -19,11 +30,15 @@ struct RunOptions {
 int run_command(const RunOptions &options);
 
 struct InspectOptions {
+  OptimizeOptions optimize;
   std::string model_path;
   bool print_graph = false;
   bool tasks = false;
   bool json = false;
 };
 int inspect_command(const InspectOptions &options);
+
+/// load_model, then the graph optimizer as the options say; errors are printed by callers.
+Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options);
 
 }  // namespace tessel

@@ -39,7 +39,7 @@ static void print_tasks(const Graph &g) {
 }
 
 int inspect_command(const InspectOptions &options) {
-  auto graph = load_model(options.model_path);
+  auto graph = load_optimized_model(options.model_path, options.optimize);
   if (!graph.ok()) {
     std::fprintf(stderr, "tessel: error: %s\n", graph.error().message.c_str());
     return 1;

@@ -36,7 +36,7 @@ int run_command(const RunOptions &options) {
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
   if (target->kind != Target::Kind::Host) return fail("`tessel run` on an .onnx file runs on the host CPU; use --target llvm");
-  auto graph = load_model(options.model_path);
+  auto graph = load_optimized_model(options.model_path, options.optimize);
   if (!graph.ok()) return fail(graph.error().message);
 
   std::vector<Tensor> inputs;

@@ -23,12 +23,20 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--target", run.target, "compilation target (llvm)");
   run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
 
+  auto add_optimize_flags = [](CLI::App *cmd, tessel::OptimizeOptions &o) {
+    cmd->add_flag("!--no-passes", o.enabled, "run the graph as imported, without the optimizer's passes");
+    cmd->add_option("--skip-pass", o.skip, "do not run this pass (repeatable)")->take_last();
+    cmd->add_flag("--print-passes", o.print_after_each, "print the graph after every pass (to stderr)");
+  };
+  add_optimize_flags(run_cmd, run.optimize);
+
   tessel::InspectOptions inspect;
   CLI::App *inspect_cmd = app.add_subcommand("inspect", "Describe a model: ops, inputs/outputs, parameters, FLOPs");
   inspect_cmd->add_option("model", inspect.model_path, "model.onnx")->required();
   inspect_cmd->add_flag("--graph", inspect.print_graph, "print every node with inferred types");
   inspect_cmd->add_flag("--tasks", inspect.tasks, "list fused tasks: workload key, ops, shape, weight, FLOPs");
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
+  add_optimize_flags(inspect_cmd, inspect.optimize);
 
   try {
     app.parse(argc, argv);

@@ -2,7 +2,9 @@
 // supports is executed in its own child process (a crash or hang costs one test), and
 // outputs are compared with the stored ones at the ONNX backend defaults (rtol 1e-3,
 // atol 1e-7, NaN equals NaN). Prints passed / failed / unsupported per folder and fails
-// when passes drop below the committed floor or any test crashes.
+// when passes drop below the committed floor or any test crashes. With --passes, each
+// model first goes through the graph optimizer's default passes, so a pass that breaks a
+// model shows up as a drop below the same floors.
 #include <dirent.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,8 +22,10 @@
 #include <vector>
 
 #include "graph/onnx_import.h"
+#include "graph/pass_manager.h"
 #include "graph/shape_inference.h"
 #include "graph/tensor_proto.h"
+#include "runtime/constant_evaluator.h"
 #include "runtime/graph_executor.h"
 
 using namespace tessel;
@@ -70,7 +74,7 @@ std::string compare(const Tensor &got, const Tensor &want, const std::string &la
 }
 
 /// Runs one test in this (child) process; writes a one-line reason to `reason`.
-Outcome run_test(const std::string &dir, std::string &reason) {
+Outcome run_test(const std::string &dir, bool optimize, std::string &reason) {
   auto graph = import_onnx_file(dir + "/model.onnx");
   if (!graph.ok()) {
     reason = graph.error().message;
@@ -81,6 +85,14 @@ Outcome run_test(const std::string &dir, std::string &reason) {
   if (auto s = check_supported_ops(graph.value()); !s.ok()) {
     reason = s.error().message;
     return kUnsupported;
+  }
+  if (optimize) {
+    auto optimized = run_passes(std::move(graph.value()), default_passes(make_constant_evaluator()));
+    if (!optimized.ok()) {
+      reason = optimized.error().message;
+      return kFail;
+    }
+    graph = std::move(optimized);
   }
   auto shared = std::make_shared<const Graph>(graph.value());
   GraphExecutor executor(shared);
@@ -133,7 +145,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> folders;
   int jobs = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   int timeout_s = 300;
-  bool verbose = false;
+  bool verbose = false, optimize = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--floor-file" && i + 1 < argc) floor_file = argv[++i];
@@ -142,6 +154,7 @@ int main(int argc, char **argv) {
     else if (a == "--base" && i + 1 < argc) base = argv[++i];
     else if (a == "--timeout" && i + 1 < argc) timeout_s = std::stoi(argv[++i]);
     else if (a == "--verbose" || a == "-v") verbose = true;
+    else if (a == "--passes") optimize = true;
     else folders.push_back(a);
   }
   if (folders.empty()) folders = {"node", "pytorch-converted", "pytorch-operator", "simple"};
@@ -184,7 +197,7 @@ int main(int argc, char **argv) {
           std::string reason;
           Outcome o = kFail;
           try {
-            o = run_test(base + "/" + folder + "/" + name, reason);
+            o = run_test(base + "/" + folder + "/" + name, optimize, reason);
           } catch (const std::exception &e) {
             reason = std::string("uncaught exception: ") + e.what();
           }

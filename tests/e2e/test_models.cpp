@@ -8,6 +8,7 @@
 #include "graph/onnx_import.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
+#include "runtime/optimize_graph.h"
 
 using namespace tessel;
 
@@ -23,12 +24,18 @@ double relative_l2(const Tensor &got, const Tensor &want) {
   return std::sqrt(diff / std::max(norm, 1e-30));
 }
 
-void check_model(const std::string &name) {
+void check_model(const std::string &name, bool optimize) {
   const std::string dir = TESSEL_MODELS_DIR;
   const std::string base = dir + "/" + name;
   if (!std::ifstream(base + ".onnx")) FAIL("missing " << base << ".onnx; run tools/export_models.py " << dir);
   auto graph = load_model(base + ".onnx");
   REQUIRE(graph.ok());
+  if (optimize) {
+    auto optimized = optimize_graph(graph.value());
+    INFO((optimized.ok() ? std::string() : optimized.error().message));
+    REQUIRE(optimized.ok());
+    graph = std::move(optimized);
+  }
   auto input = read_npy(base + ".input.npy");
   auto expected = read_npy(base + ".expected.npy");
   REQUIRE(input.ok());
@@ -39,12 +46,21 @@ void check_model(const std::string &name) {
   REQUIRE(outputs.ok());
   REQUIRE(outputs->at(0).shape() == expected->shape());
   const double err = relative_l2(outputs->at(0), expected.value());
-  std::printf("%s: relative L2 error vs PyTorch = %.3g\n", name.c_str(), err);
+  std::printf("%s%s: relative L2 error vs PyTorch = %.3g\n", name.c_str(), optimize ? " (optimized)" : "", err);
   CHECK(err < 1e-4);
 }
 
 }  // namespace
 
-TEST_CASE("ResNet-18 matches PyTorch", "[e2e]") { check_model("resnet18"); }
-TEST_CASE("transformer encoder matches PyTorch", "[e2e]") { check_model("transformer_encoder"); }
-TEST_CASE("bundled tiny CNN matches PyTorch", "[e2e]") { check_model("tiny_cnn"); }
+TEST_CASE("ResNet-18 matches PyTorch", "[e2e]") {
+  check_model("resnet18", false);
+  check_model("resnet18", true);
+}
+TEST_CASE("transformer encoder matches PyTorch", "[e2e]") {
+  check_model("transformer_encoder", false);
+  check_model("transformer_encoder", true);
+}
+TEST_CASE("bundled tiny CNN matches PyTorch", "[e2e]") {
+  check_model("tiny_cnn", false);
+  check_model("tiny_cnn", true);
+}

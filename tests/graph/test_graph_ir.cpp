@@ -89,3 +89,28 @@ TEST_CASE("graphs are values: a copy is independent", "[graph]") {
   CHECK(g.nodes[0].op_type == "Relu");
   CHECK(g.node_inputs[1] == std::vector<int>{g.find_tensor("a")});
 }
+
+TEST_CASE("dead-code removal keeps values an If body reads by name", "[graph]") {
+  // The body reads "hidden" from the enclosing graph; nothing else does.
+  auto body = std::make_shared<Graph>();
+  int captured = body->add_tensor({"hidden", {DType::Float32, {2}}, std::nullopt});
+  int body_out = body->add_tensor({"body_out", {}, std::nullopt});
+  body->add_node({"Relu", "inner", "", {}}, {captured}, {body_out});
+  body->outputs = {body_out};
+
+  Graph g;
+  int x = g.add_tensor({"x", {DType::Float32, {2}}, std::nullopt});
+  int cond = g.add_tensor({"cond", {DType::Bool, {}}, std::nullopt});
+  int hidden = g.add_tensor({"hidden", {}, std::nullopt});
+  int y = g.add_tensor({"y", {}, std::nullopt});
+  g.inputs = {x, cond};
+  g.outputs = {y};
+  g.add_node({"Neg", "make_hidden", "", {}}, {x}, {hidden});
+  Attributes branches;
+  branches.set("then_branch", std::shared_ptr<const Graph>(body));
+  branches.set("else_branch", std::shared_ptr<const Graph>(body));
+  g.add_node({"If", "if", "", branches}, {cond}, {y});
+  Graph pruned = g.without_dead_nodes();
+  CHECK(pruned.nodes.size() == 2);
+  CHECK(pruned.find_tensor("hidden") != kNoTensor);
+}

@@ -10,48 +10,9 @@ using namespace tessel::testing;
 
 namespace {
 
-TensorType float_type(Shape shape) { return TensorType{DType::Float32, std::move(shape), true}; }
-TensorType int64_type(Shape shape) { return TensorType{DType::Int64, std::move(shape), true}; }
-
-/// A float32 tensor holding 0, 1, 2, ... in row-major order.
-Tensor iota_tensor(Shape shape) {
-  Tensor t(DType::Float32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = static_cast<float>(i);
-  return t;
-}
-
 Tensor int64_tensor(Shape shape, const std::vector<int64_t> &values) { return Tensor::from_int64s(values, shape); }
 
 Tensor floats(const std::vector<float> &values) { return float_tensor({static_cast<int64_t>(values.size())}, values); }
-
-std::vector<double> values_of(const Tensor &t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.element_as_double(i));
-  return v;
-}
-
-/// Element-wise comparison within a small tolerance (float32 results).
-void check_close(const Tensor &t, const std::vector<double> &expected, double tolerance = 1e-5) {
-  REQUIRE(t.numel() == static_cast<int64_t>(expected.size()));
-  for (size_t i = 0; i < expected.size(); ++i) {
-    INFO("element " << i);
-    CHECK(t.element_as_double(static_cast<int64_t>(i)) == Approx(expected[i]).margin(tolerance));
-  }
-}
-
-std::vector<Tensor> run_node(const std::string &op, const std::vector<TensorType> &types,
-                             const std::vector<std::optional<Tensor>> &constants, const std::vector<Tensor> &fed,
-                             Attributes attrs = {}, int64_t opset = 17) {
-  return run_graph(single_node_graph(op, types, 1, std::move(attrs), constants, opset), fed);
-}
-
-/// The error message of running a one-node graph that must fail.
-std::string run_error(const Graph &g, const std::vector<Tensor> &fed) {
-  GraphExecutor executor(std::make_shared<const Graph>(g));
-  auto out = executor.run(fed);
-  REQUIRE_FALSE(out.ok());
-  return out.error().message;
-}
 
 /// Resize's roi/scales left empty, which ONNX treats as not given.
 Tensor empty_floats() { return Tensor(DType::Float32, {0}); }
@@ -110,13 +71,13 @@ TEST_CASE("ScatterElements writes updates in order and reduces duplicates", "[in
     Attributes a = with_int("axis", 1);
     a.set("reduction", reduction);
     return run_node("ScatterElements", types, {}, {data, int64_tensor({1, 2}, indices), float_tensor({1, 2}, updates)},
-                    a, 18)[0];
+                    a, 1, 18)[0];
   };
-  check_close(scatter("none", {1, 1}, {7, 8}), {1, 8, 3, 4, 5});  // the last duplicate wins
-  check_close(scatter("add", {1, 1}, {1.1f, 2.1f}), {1, 5.2, 3, 4, 5});
-  check_close(scatter("mul", {-1, 0}, {2, 3}), {3, 2, 3, 4, 10});
-  check_close(scatter("max", {1, 3}, {0.5f, 9}), {1, 2, 3, 9, 5});
-  check_close(scatter("min", {1, 3}, {0.5f, 9}), {1, 0.5, 3, 4, 5});
+  check_values_close(scatter("none", {1, 1}, {7, 8}), {1, 8, 3, 4, 5});  // the last duplicate wins
+  check_values_close(scatter("add", {1, 1}, {1.1f, 2.1f}), {1, 5.2, 3, 4, 5});
+  check_values_close(scatter("mul", {-1, 0}, {2, 3}), {3, 2, 3, 4, 10});
+  check_values_close(scatter("max", {1, 3}, {0.5f, 9}), {1, 2, 3, 9, 5});
+  check_values_close(scatter("min", {1, 3}, {0.5f, 9}), {1, 0.5, 3, 4, 5});
 }
 
 TEST_CASE("ScatterND replaces and multiplies slices", "[index_ops]") {
@@ -125,15 +86,15 @@ TEST_CASE("ScatterND replaces and multiplies slices", "[index_ops]") {
   const Tensor indices = int64_tensor({4, 1}, {4, 3, 1, 7});
   const Tensor updates = float_tensor({4}, {9, 10, 11, 12});
   auto out = run_node("ScatterND", types, {}, {data, indices, updates});
-  check_close(out[0], {1, 11, 3, 10, 9, 6, 7, 12});
+  check_values_close(out[0], {1, 11, 3, 10, 9, 6, 7, 12});
   Attributes a;
   a.set("reduction", std::string("mul"));
   out = run_node("ScatterND", types, {}, {data, indices, updates}, a);
-  check_close(out[0], {1, 22, 3, 40, 45, 6, 7, 96});
+  check_values_close(out[0], {1, 22, 3, 40, 45, 6, 7, 96});
   // Whole rows: data 2x2, indices [[1]] replace row 1.
   out = run_node("ScatterND", {float_type({2, 2}), int64_type({1, 1}), float_type({1, 2})}, {},
                  {iota_tensor({2, 2}), int64_tensor({1, 1}, {1}), float_tensor({1, 2}, {8, 9})});
-  check_close(out[0], {0, 1, 8, 9});
+  check_values_close(out[0], {0, 1, 8, 9});
 }
 
 TEST_CASE("OneHot with negative indices and an axis", "[index_ops]") {
@@ -152,13 +113,14 @@ TEST_CASE("Resize nearest, linear, cubic and crop", "[index_ops]") {
   const Tensor x = float_tensor({1, 1, 2, 2}, {1, 2, 3, 4});
   auto resize_scales = [](const Tensor &in, std::vector<float> scales, Attributes a) {
     return run_node("Resize", {in.type(), float_type({0}), float_type({static_cast<int64_t>(scales.size())})},
-                    {std::nullopt, empty_floats(), floats(scales)}, {in}, std::move(a), 13)[0];
+                    {std::nullopt, empty_floats(), floats(scales)}, {in}, std::move(a), 1, 13)[0];
   };
   SECTION("nearest upsampling by sizes") {
     Attributes a;
     a.set("mode", std::string("nearest"));
-    auto out = run_node("Resize", {x_type, float_type({0}), float_type({0}), int64_type({4})},
-                        {std::nullopt, empty_floats(), empty_floats(), int64_tensor({4}, {1, 1, 3, 4})}, {x}, a, 13)[0];
+    auto out =
+        run_node("Resize", {x_type, float_type({0}), float_type({0}), int64_type({4})},
+                 {std::nullopt, empty_floats(), empty_floats(), int64_tensor({4}, {1, 1, 3, 4})}, {x}, a, 1, 13)[0];
     CHECK(out.shape() == Shape{1, 1, 3, 4});
     // half_pixel rows (r + 0.5) / 1.5 - 0.5 = -1/6, 0.5, 7/6 -> 0, 0 (a tie rounds down), 1
     CHECK(values_of(out) == std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4});
@@ -167,7 +129,7 @@ TEST_CASE("Resize nearest, linear, cubic and crop", "[index_ops]") {
     Attributes a;
     a.set("mode", std::string("linear"));
     auto out = resize_scales(x, {1, 1, 2, 2}, a);
-    check_close(out, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
+    check_values_close(out, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
   }
   SECTION("trilinear align_corners by sizes") {
     Attributes a;
@@ -175,18 +137,20 @@ TEST_CASE("Resize nearest, linear, cubic and crop", "[index_ops]") {
     a.set("coordinate_transformation_mode", std::string("align_corners"));
     auto out = run_node("Resize", {float_type({2, 2, 2}), float_type({0}), float_type({0}), int64_type({3})},
                         {std::nullopt, empty_floats(), empty_floats(), int64_tensor({3}, {3, 3, 3})},
-                        {iota_tensor({2, 2, 2})}, a, 13)[0];
-    check_close(out, {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3, 2, 2.5, 3, 3, 3.5, 4, 4, 4.5, 5,
-                      4, 4.5, 5, 5, 5.5, 6, 6, 6.5, 7});
+                        {iota_tensor({2, 2, 2})}, a, 1, 13)[0];
+    check_values_close(
+        out, {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3, 2, 2.5, 3, 3, 3.5, 4, 4, 4.5, 5, 4, 4.5, 5, 5, 5.5, 6, 6, 6.5, 7});
   }
   SECTION("cubic, default and with A=-0.5 excluding outside samples") {
     const Tensor row = float_tensor({1, 4}, {1, 2, 4, 8});
     Attributes a;
     a.set("mode", std::string("cubic"));
-    check_close(resize_scales(row, {1, 1.5f}, a), {0.91319444, 1.3125, 2.30439815, 3.38310185, 6.1875, 8.34722222});
+    check_values_close(resize_scales(row, {1, 1.5f}, a),
+                       {0.91319444, 1.3125, 2.30439815, 3.38310185, 6.1875, 8.34722222});
     a.set("cubic_coeff_a", -0.5f);
     a.set("exclude_outside", int64_t{1});
-    check_close(resize_scales(row, {1, 1.5f}, a), {0.93421053, 1.35294118, 2.25231481, 3.53935185, 6.23529412, 8.26315789});
+    check_values_close(resize_scales(row, {1, 1.5f}, a),
+                       {0.93421053, 1.35294118, 2.25231481, 3.53935185, 6.23529412, 8.26315789});
   }
   SECTION("linear on uint8 rounds to nearest") {
     // half_pixel sources -0.25, 0.25, 0.75, 1.25 over [10, 21] -> 10, 12.75, 18.25, 21
@@ -196,7 +160,7 @@ TEST_CASE("Resize nearest, linear, cubic and crop", "[index_ops]") {
     Attributes a;
     a.set("mode", std::string("linear"));
     auto out = run_node("Resize", {row.type(), float_type({0}), float_type({0}), int64_type({2})},
-                        {std::nullopt, empty_floats(), empty_floats(), int64_tensor({2}, {1, 4})}, {row}, a, 13)[0];
+                        {std::nullopt, empty_floats(), empty_floats(), int64_tensor({2}, {1, 4})}, {row}, a, 1, 13)[0];
     CHECK(out.dtype() == DType::UInt8);
     CHECK(values_of(out) == std::vector<double>{10, 13, 18, 21});
   }
@@ -206,11 +170,11 @@ TEST_CASE("Resize nearest, linear, cubic and crop", "[index_ops]") {
     a.set("mode", std::string("linear"));
     a.set("coordinate_transformation_mode", std::string("tf_crop_and_resize"));
     a.set("extrapolation_value", 10.0f);
-    auto out = run_node("Resize", {float_type({1, 1, 4, 4}), float_type({8}), float_type({0}), int64_type({4})},
-                        {std::nullopt, floats({0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f}), empty_floats(),
-                         int64_tensor({4}, {1, 1, 3, 3})},
-                        {float_tensor({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})}, a, 13)[0];
-    check_close(out, {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}, 1e-4);
+    auto out = run_node(
+        "Resize", {float_type({1, 1, 4, 4}), float_type({8}), float_type({0}), int64_type({4})},
+        {std::nullopt, floats({0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f}), empty_floats(), int64_tensor({4}, {1, 1, 3, 3})},
+        {float_tensor({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})}, a, 1, 13)[0];
+    check_values_close(out, {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}, 1e-4);
   }
 }
 
@@ -218,42 +182,44 @@ TEST_CASE("Upsample from an input (opset 9) and an attribute (opset 7)", "[index
   Attributes a;
   a.set("mode", std::string("nearest"));
   auto out = run_node("Upsample", {float_type({1, 1, 2, 2}), float_type({4})}, {std::nullopt, floats({1, 1, 2, 3})},
-                      {float_tensor({1, 1, 2, 2}, {1, 2, 3, 4})}, a, 9)[0];
+                      {float_tensor({1, 1, 2, 2}, {1, 2, 3, 4})}, a, 1, 9)[0];
   CHECK(out.shape() == Shape{1, 1, 4, 6});
   CHECK(values_of(out) == std::vector<double>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4});
   // Asymmetric linear: source x / 2 -> 0, 0.5, 1, 1.5 (the last clamps to the edge).
   Attributes linear;
   linear.set("mode", std::string("linear"));
   linear.set("scales", std::vector<float>{1, 2});
-  out = run_node("Upsample", {float_type({1, 2})}, {}, {float_tensor({1, 2}, {1, 2})}, linear, 7)[0];
-  check_close(out, {1, 1.5, 2, 2});
+  out = run_node("Upsample", {float_type({1, 2})}, {}, {float_tensor({1, 2}, {1, 2})}, linear, 1, 7)[0];
+  check_values_close(out, {1, 1.5, 2, 2});
 }
 
 TEST_CASE("Index op errors name the problem", "[index_ops]") {
   SECTION("Gather with float indices") {
     Graph g = single_node_graph("Gather", {float_type({3}), float_type({1})});
-    CHECK_THAT(run_error(g, {iota_tensor({3}), floats({0})}), Catch::Contains("indices must be int32 or int64"));
+    CHECK_THAT(run_error_message(g, {iota_tensor({3}), floats({0})}),
+               Catch::Contains("indices must be int32 or int64"));
   }
   SECTION("GatherElements with a rank mismatch") {
     Graph g = single_node_graph("GatherElements", {float_type({2, 2}), int64_type({2})});
-    CHECK_THAT(run_error(g, {iota_tensor({2, 2}), int64_tensor({2}, {0, 1})}),
+    CHECK_THAT(run_error_message(g, {iota_tensor({2, 2}), int64_tensor({2}, {0, 1})}),
                Catch::Contains("must have the rank of data"));
   }
   SECTION("ScatterND with updates of the wrong shape") {
     Graph g = single_node_graph("ScatterND", {float_type({8}), int64_type({2, 1}), float_type({3})});
-    CHECK_THAT(run_error(g, {iota_tensor({8}), int64_tensor({2, 1}, {0, 1}), floats({1, 2, 3})}),
+    CHECK_THAT(run_error_message(g, {iota_tensor({8}), int64_tensor({2, 1}, {0, 1}), floats({1, 2, 3})}),
                Catch::Contains("updates [3] must have shape [2]"));
   }
   SECTION("Resize with scales that do not match the rank") {
     Graph g = single_node_graph("Resize", {float_type({1, 1, 2, 2}), float_type({0}), float_type({3})}, 1, {},
                                 {std::nullopt, empty_floats(), floats({1, 2, 2})}, 13);
-    CHECK_THAT(run_error(g, {iota_tensor({1, 1, 2, 2})}), Catch::Contains("scales has 3 values but X has rank 4"));
+    CHECK_THAT(run_error_message(g, {iota_tensor({1, 1, 2, 2})}),
+               Catch::Contains("scales has 3 values but X has rank 4"));
   }
   SECTION("ScatterElements with an unknown reduction") {
     Attributes a;
     a.set("reduction", std::string("avg"));
     Graph g = single_node_graph("ScatterElements", {float_type({2}), int64_type({1}), float_type({1})}, 1, a);
-    CHECK_THAT(run_error(g, {iota_tensor({2}), int64_tensor({1}, {0}), floats({1})}),
+    CHECK_THAT(run_error_message(g, {iota_tensor({2}), int64_tensor({1}, {0}), floats({1})}),
                Catch::Contains("unsupported reduction 'avg'"));
   }
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <numeric>
 
+#include "graph/pad_geometry.h"
+#include "graph/slice_geometry.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;
@@ -12,39 +14,8 @@ using namespace tessel::testing;
 
 namespace {
 
-TensorType float_type(Shape shape) { return TensorType{DType::Float32, std::move(shape), true}; }
-TensorType int64_type(Shape shape) { return TensorType{DType::Int64, std::move(shape), true}; }
-
-/// A float32 tensor holding 0, 1, 2, ... in row-major order.
-Tensor iota_tensor(Shape shape) {
-  Tensor t(DType::Float32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = static_cast<float>(i);
-  return t;
-}
-
 Tensor ints(const std::vector<int64_t> &values) {
   return Tensor::from_int64s(values, {static_cast<int64_t>(values.size())});
-}
-
-std::vector<double> values_of(const Tensor &t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.element_as_double(i));
-  return v;
-}
-
-/// Runs a one-node graph whose value inputs are constants (given as `constants`).
-std::vector<Tensor> run_node(const std::string &op, const std::vector<TensorType> &types,
-                             const std::vector<std::optional<Tensor>> &constants, const std::vector<Tensor> &fed,
-                             Attributes attrs = {}, size_t num_outputs = 1, int64_t opset = 17) {
-  return run_graph(single_node_graph(op, types, num_outputs, std::move(attrs), constants, opset), fed);
-}
-
-/// The error message of running a one-node graph that must fail.
-std::string run_error(const Graph &g, const std::vector<Tensor> &fed) {
-  GraphExecutor executor(std::make_shared<const Graph>(g));
-  auto out = executor.run(fed);
-  REQUIRE_FALSE(out.ok());
-  return out.error().message;
 }
 
 }  // namespace
@@ -225,6 +196,58 @@ TEST_CASE("Shape with start and end, and Size", "[shape_ops]") {
   CHECK(out[0].element_as_int64(0) == 6);
 }
 
+TEST_CASE("Omitted optional inputs before given ones", "[shape_ops]") {
+  // Slice without axes (input 3) but with steps: np.arange(10)[1:8:3]
+  auto out = run_node("Slice", {float_type({10}), int64_type({1}), int64_type({1}), TensorType{}, int64_type({1})},
+                      {std::nullopt, ints({1}), ints({8}), std::nullopt, ints({3})}, {iota_tensor({10})});
+  CHECK(values_of(out[0]) == std::vector<double>{1, 4, 7});
+  // Pad-18 without constant_value (input 2) but with axes: zeros around the last axis only.
+  out = run_node("Pad", {float_type({2, 3}), int64_type({2}), TensorType{}, int64_type({1})},
+                 {std::nullopt, ints({1, 1}), std::nullopt, ints({-1})}, {iota_tensor({2, 3})}, {}, 1, 18);
+  CHECK(out[0].shape() == Shape{2, 5});
+  CHECK(values_of(out[0]) == std::vector<double>{0, 0, 1, 2, 0, 0, 3, 4, 5, 0});
+}
+
+TEST_CASE("Slice geometry clamps starts, ends and steps into each axis", "[shape_ops]") {
+  // np.arange(40).reshape(10, 4)[8:-100:-3]: rows 8, 5, 2; the other axis is read whole.
+  Result<SliceGeometry> g = slice_geometry({10, 4}, {{8}, {-100}, {}, {-3}});
+  REQUIRE(g.ok());
+  CHECK(g->start == std::vector<int64_t>{8, 0});
+  CHECK(g->step == std::vector<int64_t>{-3, 1});
+  CHECK(g->out == Shape{3, 4});
+  // A step longer than the axis reads one element; the step is clamped to the axis length.
+  g = slice_geometry({5}, {{0}, {5}, {}, {1000}});
+  REQUIRE(g.ok());
+  CHECK(g->out == Shape{1});
+  CHECK(g->step == std::vector<int64_t>{5});
+  // An unknown extent stays unknown; a known one is sliced.
+  g = slice_geometry({kUnknownDim, 6}, {{1, 1}, {3, 3}, {}, {}});
+  REQUIRE(g.ok());
+  CHECK(g->out == Shape{kUnknownDim, 2});
+  CHECK(steps_in_span(-7, -3) == 3);
+
+  CHECK_THAT(slice_geometry({4}, {{0}, {4}, {}, {0}}).error().message, Catch::Contains("steps [0] contains 0"));
+  CHECK_THAT(slice_geometry({4, 4}, {{0, 0}, {1, 1}, {1, -1}, {}}).error().message,
+             Catch::Contains("axis 1 is repeated"));
+  CHECK_THAT(slice_geometry({4}, {{0}, {1, 2}, {}, {}}).error().message, Catch::Contains("differ in length"));
+}
+
+TEST_CASE("Pad geometry spreads pads over all axes", "[shape_ops]") {
+  Result<std::vector<int64_t>> full = full_pads({1, 2}, std::vector<int64_t>{-1}, 3);
+  REQUIRE(full.ok());
+  CHECK(full.value() == std::vector<int64_t>{0, 0, 1, 0, 0, 2});
+  full = full_pads({1, -1, 2, 0}, std::nullopt, 2);
+  REQUIRE(full.ok());
+  CHECK(full.value() == std::vector<int64_t>{1, -1, 2, 0});
+  Attributes old;
+  old.set("paddings", std::vector<int64_t>{3, 4});
+  CHECK(pads_from_attributes(old) == std::vector<int64_t>{3, 4});
+
+  CHECK_THAT(full_pads({1}, std::nullopt, 2).error().message, Catch::Contains("has 1 entries, expected 4"));
+  CHECK_THAT(full_pads({1, 1}, std::vector<int64_t>{5}, 2).error().message,
+             Catch::Contains("axis 5 is out of range for rank 2"));
+}
+
 TEST_CASE("Shape-op errors name the problem", "[shape_ops]") {
   SECTION("Reshape to a different element count") {
     Graph g = single_node_graph("Reshape", {float_type({2, 3}), int64_type({2})}, 1, {}, {std::nullopt, ints({4, 2})});
@@ -236,21 +259,21 @@ TEST_CASE("Shape-op errors name the problem", "[shape_ops]") {
     Attributes a;
     a.set("axis", int64_t{0});
     Graph g = single_node_graph("Concat", {float_type({1, 2}), float_type({1, 3})}, 1, a);
-    CHECK_THAT(run_error(g, {iota_tensor({1, 2}), iota_tensor({1, 3})}), Catch::Contains("outside axis 0"));
+    CHECK_THAT(run_error_message(g, {iota_tensor({1, 2}), iota_tensor({1, 3})}), Catch::Contains("outside axis 0"));
   }
   SECTION("Split sizes that do not add up") {
     Graph g = single_node_graph("Split", {float_type({5}), int64_type({2})}, 2, {}, {std::nullopt, ints({2, 2})});
-    CHECK_THAT(run_error(g, {iota_tensor({5})}), Catch::Contains("sums to 4"));
+    CHECK_THAT(run_error_message(g, {iota_tensor({5})}), Catch::Contains("sums to 4"));
   }
   SECTION("Squeeze of a dimension that is not 1") {
     Graph g = single_node_graph("Squeeze", {float_type({2, 3}), int64_type({1})}, 1, {}, {std::nullopt, ints({1})});
-    CHECK_THAT(run_error(g, {iota_tensor({2, 3})}), Catch::Contains("cannot squeeze axis 1"));
+    CHECK_THAT(run_error_message(g, {iota_tensor({2, 3})}), Catch::Contains("cannot squeeze axis 1"));
   }
   SECTION("Range with a zero delta") {
     Graph g = single_node_graph("Range", {float_type({}), float_type({}), float_type({})}, 1, {},
                                 {Tensor::scalar(DType::Float32, 0), Tensor::scalar(DType::Float32, 1),
                                  Tensor::scalar(DType::Float32, 0)});
-    CHECK_THAT(run_error(g, {}), Catch::Contains("delta is 0"));
+    CHECK_THAT(run_error_message(g, {}), Catch::Contains("delta is 0"));
   }
 }
 

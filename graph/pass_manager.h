@@ -1,0 +1,43 @@
+#pragma once
+// The graph optimizer's pass manager: runs graph-to-graph passes in a fixed order,
+// re-inferring types after each one, and can print the graph after every pass or skip
+// passes by name (for debugging a miscompile down to the pass that caused it).
+#include <functional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/fold_constants.h"
+#include "graph/graph.h"
+#include "graph/result.h"
+
+namespace tessel {
+
+/// One graph-to-graph transformation. A pass may rewrite anything except the graph's
+/// inputs and outputs, which keep their tensors, names and order.
+struct GraphPass {
+  std::string name;
+  std::function<Result<Graph>(Graph)> run;
+};
+
+struct PassOptions {
+  /// When set, the graph is printed here (print_graph) after every pass that ran.
+  std::ostream *print_after_each = nullptr;
+  /// Names of passes not to run; a name that matches no pass is an error (a typo would
+  /// otherwise silently run the pass one meant to skip).
+  std::set<std::string> skip;
+};
+
+/// Infers types, then runs the passes in order, re-inferring after each. Errors name the
+/// pass; a pass that changes the graph's inputs or outputs is an error too.
+Result<Graph> run_passes(Graph graph, const std::vector<GraphPass> &passes, const PassOptions &options = {});
+
+/// The standard pipeline, in its fixed order: fold_constants, simplify_algebra,
+/// eliminate_common_subexpressions, fold_batch_norm, fold_bias, eliminate_dead_code.
+std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate);
+
+/// "fold_constants -> simplify_algebra -> ...": the order, for logs and --help texts.
+std::string pass_order_text(const std::vector<GraphPass> &passes);
+
+}  // namespace tessel

@@ -1,0 +1,11 @@
+#include "runtime/optimize_graph.h"
+
+#include "runtime/constant_evaluator.h"
+
+namespace tessel {
+
+Result<Graph> optimize_graph(Graph graph, const PassOptions &options) {
+  return run_passes(std::move(graph), default_passes(make_constant_evaluator()), options);
+}
+
+}  // namespace tessel

@@ -87,17 +87,9 @@ std::vector<std::string> Graph::outer_scope_names() const {
   // Names that nested bodies capture and this graph does not define are captured too.
   std::set<std::string> defined;
   for (const TensorInfo &t : tensors) defined.insert(t.name);
-  for (const Node &node : nodes) {
-    for (const auto &[attr_name, value] : node.attributes.all()) {
-      std::vector<std::shared_ptr<const Graph>> bodies;
-      if (auto g = std::get_if<std::shared_ptr<const Graph>>(&value)) bodies.push_back(*g);
-      if (auto gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&value))
-        bodies.insert(bodies.end(), gs->begin(), gs->end());
-      for (const auto &body : bodies)
-        for (const std::string &captured : body->outer_scope_names())
-          if (!defined.count(captured)) names.insert(captured);
-    }
-  }
+  for (const Node &node : nodes)
+    for (const std::string &captured : node_body_captures(node))
+      if (!defined.count(captured)) names.insert(captured);
   std::vector<std::string> result(names.begin(), names.end());
   return result;
 }

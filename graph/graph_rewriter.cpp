@@ -25,16 +25,8 @@ const Tensor *constant_value(const Graph &graph, int tensor) {
 /// Names that nested bodies read from this graph without listing them as inputs.
 static std::set<std::string> captured_names(const Graph &graph) {
   std::set<std::string> names;
-  for (const Node &node : graph.nodes) {
-    for (const auto &[attr, value] : node.attributes.all()) {
-      std::vector<std::shared_ptr<const Graph>> bodies;
-      if (auto g = std::get_if<std::shared_ptr<const Graph>>(&value)) bodies.push_back(*g);
-      if (auto gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&value))
-        bodies.insert(bodies.end(), gs->begin(), gs->end());
-      for (const auto &body : bodies)
-        for (const std::string &name : body->outer_scope_names()) names.insert(name);
-    }
-  }
+  for (const Node &node : graph.nodes)
+    for (const std::string &name : node_body_captures(node)) names.insert(name);
   return names;
 }
 

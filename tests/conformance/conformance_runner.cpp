@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "graph/onnx_import.h"
+#include "tests/conformance/conformance_data.h"
 #include "graph/pass_manager.h"
 #include "graph/shape_inference.h"
 #include "graph/tensor_proto.h"
@@ -34,20 +35,8 @@ namespace {
 
 enum Outcome { kPass = 0, kFail = 1, kUnsupported = 2, kCrash = 3, kTimeout = 4 };
 
-std::vector<std::string> list_dir(const std::string &path, const std::string &prefix = "") {
-  std::vector<std::string> names;
-  if (DIR *d = opendir(path.c_str())) {
-    while (dirent *e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != ".." && n.rfind(prefix, 0) == 0) names.push_back(n);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool file_exists(const std::string &p) { return access(p.c_str(), F_OK) == 0; }
+using tessel::testing::file_exists;
+using tessel::testing::list_dir;
 
 /// Compares one output; returns an empty string when it matches.
 std::string compare(const Tensor &got, const Tensor &want, const std::string &label) {

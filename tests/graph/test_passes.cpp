@@ -17,6 +17,7 @@
 #include "graph/fold_batch_norm.h"
 #include "graph/fold_bias.h"
 #include "graph/onnx_import.h"
+#include "tests/conformance/conformance_data.h"
 #include "graph/pass_manager.h"
 #include "graph/simplify_algebra.h"
 #include "graph/tensor_proto.h"
@@ -562,20 +563,8 @@ TEST_CASE("run_passes reports the pass that failed or changed the graph's output
 
 namespace {
 
-std::vector<std::string> list_dir(const std::string &path, const std::string &prefix = "") {
-  std::vector<std::string> names;
-  if (DIR *d = opendir(path.c_str())) {
-    while (dirent *e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != ".." && n.rfind(prefix, 0) == 0) names.push_back(n);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool file_exists(const std::string &p) { return access(p.c_str(), F_OK) == 0; }
+using tessel::testing::file_exists;
+using tessel::testing::list_dir;
 
 struct DataSet {
   std::vector<Tensor> inputs, expected;

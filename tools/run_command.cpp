@@ -1,10 +1,9 @@
 // `tessel run model.onnx`: execute a model node by node with untuned kernels.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "graph/onnx_import.h"
@@ -80,7 +79,9 @@ int run_command(const RunOptions &options) {
 
   std::vector<std::string> written;
   if (!options.output_dir.empty()) {
-    mkdir(options.output_dir.c_str(), 0755);
+    std::error_code ec;
+    std::filesystem::create_directories(options.output_dir, ec);
+    if (ec) return fail(options.output_dir + ": cannot create directory: " + ec.message());
     for (size_t i = 0; i < outputs->size(); ++i) {
       const std::string path = options.output_dir + "/" + file_safe(shared->tensors[shared->outputs[i]].name) + ".npy";
       auto ok = write_npy(path, (*outputs)[i]);

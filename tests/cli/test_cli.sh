@@ -28,6 +28,8 @@ expect() {
 expect 0 "median latency" -- "$tessel" run "$model" --repeat 3
 expect 0 "output.npy" -- "$tessel" run "$model" --input "input=$src/examples/models/tiny_cnn.input.npy" --output-dir "$tmp/out" --repeat 1
 [ -f "$tmp/out/output.npy" ] || { echo "FAILED: output.npy not written"; failures=$((failures + 1)); }
+expect 0 "output.npy" -- "$tessel" run "$model" --output-dir "$tmp/nested/deeper" --repeat 1
+[ -f "$tmp/nested/deeper/output.npy" ] || { echo "FAILED: nested output dir not created"; failures=$((failures + 1)); }
 expect 0 '"median_ms"' -- "$tessel" run "$model" --json --repeat 1
 expect 0 "FLOPs" -- "$tessel" inspect "$model"
 expect 0 '"flops"' -- "$tessel" inspect "$model" --json

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "graph/fuse.h"
+#include "graph/memory_plan.h"
 #include "graph/model_stats.h"
 #include "graph/onnx_import.h"
 #include "tools/commands.h"
@@ -23,6 +24,9 @@ static void print_tasks(const Graph &g) {
   }
   std::printf("\nfusion: %zu nodes -> %zu groups, %d kernel launches, %zu distinct tasks\n", g.nodes.size(),
               groups.size(), kernel_groups, tasks.size());
+  const MemoryPlan plan = plan_memory(g, groups);
+  std::printf("memory plan: arena %.2f MB, %.2f MB if every intermediate had its own buffer; %d views, %d in place\n",
+              plan.arena_bytes / 1e6, plan.unshared_bytes / 1e6, plan.views, plan.in_place);
   std::stable_sort(tasks.begin(), tasks.end(),
                    [](const Task &a, const Task &b) { return a.flops * a.weight > b.flops * b.weight; });
   std::printf("%-16s %-34s %-20s %6s %12s %7s\n", "key", "ops", "anchor output", "weight", "MFLOPs", "share");

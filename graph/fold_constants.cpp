@@ -22,15 +22,7 @@ static std::optional<std::vector<Tensor>> value_without_evaluator(const Graph &g
   const TensorType &in = g.tensors[g.node_inputs[n][0]].type;
   if (!in.fully_known()) return std::nullopt;
   if (node.op_type == "Size") return std::vector<Tensor>{Tensor::scalar(DType::Int64, shape_numel(in.shape))};
-  // Shape's optional start/end (opset 15) slice the dims, clamped as the spec says.
-  const int64_t rank = static_cast<int64_t>(in.shape.size());
-  int64_t start = node.attributes.get_int("start", 0), end = node.attributes.get_int("end", rank);
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
-  std::vector<int64_t> dims(in.shape.begin() + start, in.shape.begin() + end);
-  return std::vector<Tensor>{Tensor::from_int64s(dims, {static_cast<int64_t>(dims.size())})};
+  return std::vector<Tensor>{shape_node_value(node, in.shape)};
 }
 
 /// Evaluates a node whose inputs are all constant, or nullopt when it should stay a node.

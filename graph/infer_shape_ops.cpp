@@ -69,13 +69,8 @@ Types infer_constant(const InferenceContext &ctx) {
 }
 
 Types infer_shape(const InferenceContext &ctx) {
-  const int64_t rank = ctx.rank(0);
-  int64_t start = ctx.attrs().get_int("start", 0), end = ctx.attrs().get_int("end", rank);
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
-  return {make_type(DType::Int64, {end - start})};
+  // Only the rank matters for the output's length; the dims themselves may be unknown.
+  return {shape_node_value(ctx.node, Shape(ctx.rank(0), 0)).type()};
 }
 
 Types infer_dropout(const InferenceContext &ctx) {

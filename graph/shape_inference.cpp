@@ -94,6 +94,17 @@ Result<Tensor> constant_node_value(const Node &node) {
   return make_error("node '" + node.name + "' (Constant): no supported value attribute (sparse and string constants are not supported)");
 }
 
+Tensor shape_node_value(const Node &node, const Shape &input_shape) {
+  const int64_t rank = static_cast<int64_t>(input_shape.size());
+  int64_t start = node.attributes.get_int("start", 0), end = node.attributes.get_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims(input_shape.begin() + start, input_shape.begin() + end);
+  return Tensor::from_int64s(dims, {static_cast<int64_t>(dims.size())});
+}
+
 // Values that static inference can compute without kernels: enough for the common
 // Shape -> Gather/Slice -> Concat -> Reshape chains would need folding (graph optimizer);
 // here only Constant, Shape and Size, which need nothing but types.
@@ -105,16 +116,7 @@ static std::optional<Tensor> static_value(const Graph &graph, int node_id, const
   }
   if (in.empty() || !in[0].fully_known()) return std::nullopt;
   if (node.op_type == "Size") return Tensor::scalar(DType::Int64, shape_numel(in[0].shape));
-  if (node.op_type == "Shape") {
-    const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-    int64_t start = node.attributes.get_int("start", 0), end = node.attributes.get_int("end", rank);
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, start, rank);
-    std::vector<int64_t> dims(in[0].shape.begin() + start, in[0].shape.begin() + end);
-    return Tensor::from_int64s(dims, {static_cast<int64_t>(dims.size())});
-  }
+  if (node.op_type == "Shape") return shape_node_value(node, in[0].shape);
   return std::nullopt;
 }
 

@@ -18,6 +18,10 @@ Result<std::vector<TensorType>> infer_node_types(const Node &node, int64_t opset
 /// The value a Constant node produces (any of its value* attributes).
 Result<Tensor> constant_node_value(const Node &node);
 
+/// What a Shape node returns for an input of this shape: the dims between its start/end
+/// attributes (opset 15), clamped as the spec says, as a 1-D int64 tensor.
+Tensor shape_node_value(const Node &node, const Shape &input_shape);
+
 /// Every unsupported op type in the graph and its nested bodies, each with the names of
 /// its nodes, in one error; ok when all are supported.
 Result<void> check_supported_ops(const Graph &graph);

@@ -55,17 +55,7 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
       if (!value.ok()) return value.error();
       return std::vector<Tensor>{value.value()};
     }
-    if (op == "Shape") {
-      const Shape &s = ctx.inputs[0]->shape();
-      const int64_t rank = static_cast<int64_t>(s.size());
-      int64_t start = ctx.node.attributes.get_int("start", 0), end = ctx.node.attributes.get_int("end", rank);
-      if (start < 0) start += rank;
-      if (end < 0) end += rank;
-      start = std::clamp<int64_t>(start, 0, rank);
-      end = std::clamp<int64_t>(end, start, rank);
-      std::vector<int64_t> dims(s.begin() + start, s.begin() + end);
-      return std::vector<Tensor>{Tensor::from_int64s(dims, {static_cast<int64_t>(dims.size())})};
-    }
+    if (op == "Shape") return std::vector<Tensor>{shape_node_value(ctx.node, ctx.inputs[0]->shape())};
     if (op == "Size") return std::vector<Tensor>{Tensor::scalar(DType::Int64, ctx.inputs[0]->numel())};
     if (op == "Identity") return std::vector<Tensor>{*ctx.inputs[0]};
     if (op == "Dropout") {

@@ -105,6 +105,27 @@ Expr highest_value(DType dtype) {
   return t.max();
 }
 
+void schedule_independent_fold(Halide::Stage update, const std::vector<Halide::Var> &onnx_vars, const Shape &shape,
+                               const Halide::RDom &r, bool vectorize_inner, int64_t reduction_count) {
+  constexpr int64_t kParallelWork = 1 << 15;  // below this, thread start-up costs more than it saves
+  bool vectorized = false;
+  if (vectorize_inner && !onnx_vars.empty() && shape.back() >= 8) {
+    std::vector<Halide::VarOrRVar> order{onnx_vars.back()};
+    for (int k = 0; k < r.dimensions(); ++k) order.emplace_back(r[k]);
+    update.reorder(order);
+    update.vectorize(onnx_vars.back(), 8, Halide::TailStrategy::GuardWithIf);
+    vectorized = true;
+  }
+  const int64_t out_count = shape_numel(shape);
+  if (out_count > 1 && out_count * reduction_count >= kParallelWork) {
+    for (size_t k = 0; k < onnx_vars.size(); ++k) {
+      if (shape[k] <= 1) continue;
+      if (k + 1 < onnx_vars.size() || !vectorized) update.parallel(onnx_vars[k]);
+      break;
+    }
+  }
+}
+
 Expr clamp_index(Expr i, int64_t extent) {
   return Halide::clamp(i, 0, static_cast<int>(std::max<int64_t>(extent, 1) - 1));
 }

@@ -14,7 +14,6 @@ namespace {
 using Halide::Expr;
 
 /// Work (output elements times summed elements) below which threads cost more than they save.
-constexpr int64_t kParallelWork = 1 << 15;
 
 std::vector<TensorFunc> compute_einsum(const ComputeContext &ctx) {
   const TensorType &out = ctx.output_type(0);
@@ -87,25 +86,7 @@ std::vector<TensorFunc> compute_einsum(const ComputeContext &ctx) {
   sum.compute_root();
   if (summed_count > 0) {  // an empty sum stays 0 (an RDom cannot have extent 0)
     sum(halide_args) += product();
-    // Output elements are independent: the innermost output axis may run inside the
-    // summation loops, vectorized, and the outermost across threads.
-    Halide::Stage update = sum.update();
-    const int64_t out_count = shape_numel(out.shape);
-    bool vectorized = false;
-    if (!out_vars.empty() && out.shape.back() >= 8) {
-      std::vector<Halide::VarOrRVar> order{halide_vars[0]};
-      for (int k = 0; k < r.dimensions(); ++k) order.emplace_back(r[k]);
-      update.reorder(order);
-      update.vectorize(halide_vars[0], 8, Halide::TailStrategy::GuardWithIf);
-      vectorized = true;
-    }
-    if (out_count > 1 && out_count * summed_count >= kParallelWork) {
-      for (size_t k = 0; k < out_vars.size(); ++k) {
-        if (out.shape[k] <= 1) continue;
-        if (k + 1 < out_vars.size() || !vectorized) update.parallel(out_vars[k]);
-        break;
-      }
-    }
+    schedule_independent_fold(sum.update(), out_vars, out.shape, r, true, summed_count);
   }
   return {define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &o) {
     return sum(std::vector<Expr>(o.rbegin(), o.rend()));

@@ -82,26 +82,10 @@ TensorFunc fold_axes(const std::string &name, const Shape &in_shape, const std::
   if (is_tuple) acc.func(halide_args) = Halide::Tuple(next);
   else acc.func(halide_args) = next[0];
 
-  // Each kept element folds independently, so the kept loops may move inside the
-  // reduction loops: vectorize the innermost kept axis where it is the input's contiguous one.
-  Halide::Stage update = acc.func.update();
-  const int64_t kept_count = shape_numel(acc.shape);
-  bool vectorized = false;
-  if (!kept_vars.empty() && !mask[rank - 1] && in_shape[rank - 1] >= 8 && !reduced_ranges.empty()) {
-    std::vector<Halide::VarOrRVar> order{halide_vars[0]};
-    for (int k = 0; k < r.dimensions(); ++k) order.emplace_back(r[k]);
-    update.reorder(order);
-    update.vectorize(halide_vars[0], 8, Halide::TailStrategy::GuardWithIf);
-    vectorized = true;
-  }
-  if (kept_count > 1 && kept_count * reduced_count >= kParallelWork) {
-    // The outermost kept axis with more than one element (not the vectorized one).
-    for (size_t k = 0; k < kept_vars.size(); ++k) {
-      if (acc.shape[k] <= 1) continue;
-      if (k + 1 < kept_vars.size() || !vectorized) update.parallel(kept_vars[k]);
-      break;
-    }
-  }
+  // The kept loops may run inside the reduction loops, vectorized where the innermost kept
+  // axis is the input's contiguous one.
+  schedule_independent_fold(acc.func.update(), kept_vars, acc.shape, r, rank > 0 && !mask[rank - 1] && !reduced_ranges.empty(),
+                            reduced_count);
   return acc;
 }
 

@@ -94,6 +94,13 @@ Halide::Type math_type(DType dtype);
 /// Float constant of the tensor's compute type.
 Halide::Expr lowest_value(DType dtype);
 Halide::Expr highest_value(DType dtype);
+/// Schedules the update stage of a reduction computed at root over output Vars `onnx_vars`
+/// (ONNX order, extents `shape`). Output elements fold independently, so with
+/// `vectorize_inner` the innermost output axis moves inside the reduction loops, vectorized;
+/// and when outputs x reduction_count is large, the outermost output axis with more than
+/// one element runs in parallel.
+void schedule_independent_fold(Halide::Stage update, const std::vector<Halide::Var> &onnx_vars, const Shape &shape,
+                               const Halide::RDom &r, bool vectorize_inner, int64_t reduction_count);
 /// Clamps an index into [0, extent-1].
 Halide::Expr clamp_index(Halide::Expr i, int64_t extent);
 

@@ -87,6 +87,40 @@ std::vector<int> immediate_post_dominators(const Graph &g) {
 
 namespace {
 
+/// Groups reordered so every group comes after the groups producing its inputs (a group's
+/// first member can precede a producer of a later member: Abs, Constant, Add(abs, c)).
+/// Among ready groups, the one whose first member comes first goes first, which keeps the
+/// order stable.
+std::vector<FusedGroup> in_dependency_order(const Graph &g, std::vector<FusedGroup> groups) {
+  std::vector<int> group_of(g.nodes.size(), -1);
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (int n : groups[i].nodes) group_of[n] = static_cast<int>(i);
+  std::vector<std::set<int>> successors(groups.size());
+  std::vector<int> pending(groups.size(), 0);
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    for (int t : g.node_inputs[n]) {
+      if (t == kNoTensor || g.tensor_producer[t] < 0) continue;
+      const int from = group_of[g.tensor_producer[t]], to = group_of[n];
+      if (from != to && successors[from].insert(to).second) ++pending[to];
+    }
+  std::set<int> ready;  // group indices are in first-member order already
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (pending[i] == 0) ready.insert(static_cast<int>(i));
+  std::vector<FusedGroup> ordered;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    ordered.push_back(std::move(groups[i]));
+    for (int next : successors[i])
+      if (--pending[next] == 0) ready.insert(next);
+  }
+  if (ordered.size() == groups.size()) return ordered;
+  // A cycle between groups would be a fusion bug; run every node alone rather than fail.
+  std::vector<FusedGroup> singles;
+  for (int n : g.topological_order()) singles.push_back(FusedGroup{{n}, n, node_pattern(g.nodes[n])});
+  return singles;
+}
+
 /// Union-find over nodes; the root of a group records its pattern.
 struct Groups {
   std::vector<int> parent;
@@ -220,6 +254,7 @@ std::vector<FusedGroup> partition_graph(const Graph &g) {
     }
     result[it->second].nodes.push_back(n);
   }
+  result = in_dependency_order(g, std::move(result));
   for (FusedGroup &group : result) {
     group.anchor = group.nodes.back();
     for (int n : group.nodes)

@@ -37,9 +37,13 @@ MemoryPlan plan_memory(const Graph &g, const std::vector<FusedGroup> &groups) {
 
   // Tensors that cross a group boundary need memory; the rest stay inside one kernel.
   std::vector<int> last_use(g.tensors.size(), -1);
-  for (size_t n = 0; n < g.nodes.size(); ++n)
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int t : g.node_inputs[n])
       if (t != kNoTensor) last_use[t] = std::max(last_use[t], group_of_node[n]);
+    // If/Loop bodies read enclosing values by name: those live until the node runs.
+    for (const std::string &name : node_body_captures(g.nodes[n]))
+      if (int t = g.find_tensor(name); t != kNoTensor) last_use[t] = std::max(last_use[t], group_of_node[n]);
+  }
   auto needs_buffer = [&](int t) {
     if (t == kNoTensor || external[t] || g.tensor_producer[t] < 0) return false;
     const int producer_group = group_of_node[g.tensor_producer[t]];

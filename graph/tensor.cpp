@@ -60,6 +60,15 @@ Tensor Tensor::wrap(DType dtype, Shape shape, void *data) {
   return t;
 }
 
+Tensor Tensor::in_storage(std::shared_ptr<uint8_t[]> storage, uint8_t *data, DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = std::move(storage);
+  t.data_ = data;
+  return t;
+}
+
 Tensor Tensor::from_int64s(const std::vector<int64_t> &values, Shape shape) {
   if (shape.empty() && values.size() != 1) shape = {static_cast<int64_t>(values.size())};
   Tensor t(DType::Int64, shape);

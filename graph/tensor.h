@@ -41,6 +41,8 @@ class Tensor {
   Tensor(DType dtype, Shape shape);
   /// Wraps memory owned elsewhere; the caller keeps it alive.
   static Tensor wrap(DType dtype, Shape shape, void *data);
+  /// A tensor at `data` inside `storage`, sharing its ownership (an arena slot).
+  static Tensor in_storage(std::shared_ptr<uint8_t[]> storage, uint8_t *data, DType dtype, Shape shape);
   /// A one-element tensor of rank 0.
   template <typename T>
   static Tensor scalar(DType dtype, T value);
@@ -60,6 +62,9 @@ class Tensor {
   T *data_as() { return reinterpret_cast<T *>(data_); }
   template <typename T>
   const T *data_as() const { return reinterpret_cast<const T *>(data_); }
+
+  /// The allocation this tensor lives in (null for wrapped memory).
+  const std::shared_ptr<uint8_t[]> &storage() const { return storage_; }
 
   /// Same bytes, another shape with the same element count.
   Tensor reshaped(Shape shape) const;

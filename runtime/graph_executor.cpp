@@ -16,8 +16,18 @@ const Tensor *Scope::find(const std::string &name) const {
   return nullptr;
 }
 
-GraphExecutor::GraphExecutor(std::shared_ptr<const Graph> graph, Target target)
-    : graph_(std::move(graph)), target_(std::move(target)), order_(graph_->topological_order()) {}
+GraphExecutor::GraphExecutor(std::shared_ptr<const Graph> graph, Target target, ExecutorOptions options)
+    : graph_(std::move(graph)), target_(std::move(target)), options_(options) {
+  const Graph &g = *graph_;
+  if (options_.fuse) {
+    groups_ = partition_graph(g);
+    for (const FusedGroup &group : groups_) signatures_.push_back(group_interface(g, group));
+    if (options_.use_memory_plan) plan_ = plan_memory(g, groups_);
+  } else {
+    for (int n : g.topological_order()) groups_.push_back(FusedGroup{{n}, n, node_pattern(g.nodes[n])});
+  }
+  if (!options_.fuse || !options_.use_memory_plan) plan_.arena_offset.assign(g.tensors.size(), MemoryPlan::kNotInArena);
+}
 
 Result<void> GraphExecutor::check_inputs(const std::vector<Tensor> &inputs) const {
   const Graph &g = *graph_;
@@ -46,7 +56,7 @@ Result<void> GraphExecutor::check_inputs(const std::vector<Tensor> &inputs) cons
 
 Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std::vector<const Tensor *> &inputs,
                                      const std::vector<bool> &outputs_wanted, const Scope &scope,
-                                     const Target &target) {
+                                     const Target &target, const OutputAllocator &allocate) {
   const size_t num_outputs = outputs_wanted.size();
   HostOpContext host{node, opset, inputs, scope, target};
   if (node.op_type == "If") return run_if(host);
@@ -64,8 +74,10 @@ Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std:
 
   std::vector<Tensor> outputs;
   bool all_empty = true;
-  for (const TensorType &t : out_types.value()) {
-    outputs.emplace_back(t.fully_known() ? Tensor(t.dtype, t.shape) : Tensor());
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const TensorType &t = out_types.value()[i];
+    if (!t.fully_known()) outputs.emplace_back();
+    else outputs.push_back(allocate && outputs_wanted[i] ? allocate(static_cast<int>(i), t) : Tensor(t.dtype, t.shape));
     all_empty &= t.fully_known() && shape_numel(t.shape) == 0;
   }
   if (all_empty) return outputs;  // nothing to compute; the kernel skips empty outputs
@@ -86,48 +98,179 @@ Result<std::vector<Tensor>> GraphExecutor::run(const std::vector<Tensor> &inputs
   return run(inputs, nullptr);
 }
 
+/// The values of one run: by tensor id, plus the arena intermediate tensors live in.
+struct GraphExecutor::RunState {
+  std::vector<Tensor> env;
+  const Scope *outer = nullptr;
+  Scope scope;
+  std::shared_ptr<uint8_t[]> arena;
+  uint8_t *arena_base = nullptr;
+  int launches = 0;
+
+  const Tensor *lookup(const Graph &g, int t) const {
+    if (env[t].defined()) return &env[t];
+    return outer ? outer->find(g.tensors[t].name) : nullptr;
+  }
+};
+
+namespace {
+constexpr int kArenaAlignment = 64;
+}
+
+std::shared_ptr<uint8_t[]> GraphExecutor::take_arena() const {
+  if (plan_.arena_bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (!free_arenas_.empty()) {
+    auto arena = std::move(free_arenas_.back());
+    free_arenas_.pop_back();
+    return arena;
+  }
+  return std::shared_ptr<uint8_t[]>(new uint8_t[plan_.arena_bytes + kArenaAlignment]);
+}
+
+void GraphExecutor::return_arena(std::shared_ptr<uint8_t[]> arena) const {
+  if (!arena) return;
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  free_arenas_.push_back(std::move(arena));
+}
+
+/// Memory for tensor t: its arena slot when the plan has one for exactly this type.
+static Tensor allocate_tensor(const Graph &g, const MemoryPlan &plan, const std::shared_ptr<uint8_t[]> &arena,
+                              uint8_t *base, int t, const TensorType &type) {
+  const TensorType &planned = g.tensors[t].type;
+  if (arena && plan.arena_offset[t] != MemoryPlan::kNotInArena && planned.fully_known() &&
+      planned.dtype == type.dtype && planned.shape == type.shape)
+    return Tensor::in_storage(arena, base + plan.arena_offset[t], type.dtype, type.shape);
+  return Tensor(type.dtype, type.shape);
+}
+
+Result<void> GraphExecutor::run_nodes_of(const FusedGroup &group, RunState &state) const {
+  const Graph &g = *graph_;
+  for (int n : group.nodes) {
+    std::vector<const Tensor *> node_inputs;
+    for (int t : g.node_inputs[n]) {
+      if (t == kNoTensor) { node_inputs.push_back(nullptr); continue; }
+      const Tensor *value = state.lookup(g, t);
+      if (!value)
+        return make_error("node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): input '" + g.tensors[t].name +
+                          "' has no value");
+      node_inputs.push_back(value);
+    }
+    std::vector<bool> wanted;
+    for (int t : g.node_outputs[n]) wanted.push_back(t != kNoTensor);
+    OutputAllocator allocate = [&](int index, const TensorType &type) {
+      return allocate_tensor(g, plan_, state.arena, state.arena_base, g.node_outputs[n][index], type);
+    };
+    auto outputs = run_node(g.nodes[n], g.opset, node_inputs, wanted, state.scope, target_, allocate);
+    if (!outputs.ok()) return outputs.error();
+    if (!runs_on_host(g.nodes[n].op_type)) ++state.launches;
+    for (size_t i = 0; i < g.node_outputs[n].size() && i < outputs->size(); ++i)
+      if (g.node_outputs[n][i] != kNoTensor) state.env[g.node_outputs[n][i]] = std::move((*outputs)[i]);
+  }
+  return {};
+}
+
+Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
+  const Graph &g = *graph_;
+  const FusedGroup &group = groups_[index];
+  if (group.nodes.size() == 1) return run_nodes_of(group, state);
+
+  // Concrete types of everything the group touches; a member whose output type is not
+  // known from its inputs' types (it needs a value computed inside the group) makes the
+  // group run node by node.
+  GroupSignature sig = signatures_[index];
+  sig.types.assign(g.tensors.size(), TensorType{});
+  sig.values.assign(g.tensors.size(), nullptr);
+  std::vector<const Tensor *> inputs;
+  for (int t : sig.inputs) {
+    const Tensor *value = state.lookup(g, t);
+    if (!value) return run_nodes_of(group, state);  // reports the missing value
+    sig.types[t] = value->type();
+    sig.values[t] = value;
+    inputs.push_back(value);
+  }
+  for (int n : group.nodes) {
+    std::vector<TensorType> in_types;
+    std::vector<const Tensor *> in_values;
+    for (int t : g.node_inputs[n]) {
+      in_types.push_back(t == kNoTensor ? TensorType{} : sig.types[t]);
+      in_values.push_back(t == kNoTensor ? nullptr : sig.values[t]);
+    }
+    auto out_types = infer_node_types(g.nodes[n], g.opset, in_types, in_values, g.node_outputs[n].size());
+    if (!out_types.ok()) return run_nodes_of(group, state);
+    for (size_t i = 0; i < g.node_outputs[n].size(); ++i) {
+      const int t = g.node_outputs[n][i];
+      if (t == kNoTensor) continue;
+      const TensorType &type = out_types.value()[i];
+      if (!type.fully_known() || shape_numel(type.shape) == 0) return run_nodes_of(group, state);
+      sig.types[t] = type;
+    }
+  }
+  auto kernel = get_or_compile_group_kernel(group_kernel_key(g, group, sig), g, group, sig, target_);
+  if (!kernel.ok()) return run_nodes_of(group, state);
+
+  std::vector<Tensor> outputs;
+  for (int t : sig.outputs) outputs.push_back(allocate_tensor(g, plan_, state.arena, state.arena_base, t, sig.types[t]));
+  auto ran = kernel->run(inputs, outputs);
+  if (!ran.ok()) {
+    const Node &anchor = g.nodes[group.anchor >= 0 ? group.anchor : group.nodes.back()];
+    return make_error("fused group of node '" + anchor.name + "' (" + anchor.op_type + "): " + ran.error().message);
+  }
+  ++state.launches;
+  for (size_t i = 0; i < sig.outputs.size(); ++i) state.env[sig.outputs[i]] = std::move(outputs[i]);
+  return {};
+}
+
 Result<std::vector<Tensor>> GraphExecutor::run(const std::vector<Tensor> &inputs, const Scope *outer) const {
   const Graph &g = *graph_;
   if (inputs.size() != g.inputs.size())
     return make_error("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                       std::to_string(inputs.size()));
-  std::vector<Tensor> env(g.tensors.size());
+  RunState state;
+  state.env.resize(g.tensors.size());
   for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (g.tensors[t].constant && g.tensor_producer[t] < 0) env[t] = *g.tensors[t].constant;
-  for (size_t i = 0; i < inputs.size(); ++i) env[g.inputs[i]] = inputs[i];
-  Scope scope{&g, &env, outer};
+    if (g.tensors[t].constant && g.tensor_producer[t] < 0) state.env[t] = *g.tensors[t].constant;
+  for (size_t i = 0; i < inputs.size(); ++i) state.env[g.inputs[i]] = inputs[i];
+  state.outer = outer;
+  state.scope = Scope{&g, &state.env, outer};
+  state.arena = take_arena();
+  if (state.arena) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(state.arena.get());
+    state.arena_base = state.arena.get() + (kArenaAlignment - p % kArenaAlignment) % kArenaAlignment;
+  }
+  std::vector<bool> is_output(g.tensors.size(), false);
+  for (int t : g.outputs) is_output[t] = true;
 
-  auto lookup = [&](int t) -> const Tensor * {
-    if (env[t].defined()) return &env[t];
-    return outer ? outer->find(g.tensors[t].name) : nullptr;
-  };
+  Result<void> status;
   try {
-    for (int n : order_) {
-      std::vector<const Tensor *> node_inputs;
-      for (int t : g.node_inputs[n]) {
-        if (t == kNoTensor) { node_inputs.push_back(nullptr); continue; }
-        const Tensor *value = lookup(t);
-        if (!value)
-          return make_error("node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): input '" +
-                            g.tensors[t].name + "' has no value");
-        node_inputs.push_back(value);
-      }
-      std::vector<bool> wanted;
-      for (int t : g.node_outputs[n]) wanted.push_back(t != kNoTensor);
-      auto outputs = run_node(g.nodes[n], g.opset, node_inputs, wanted, scope, target_);
-      if (!outputs.ok()) return outputs.error();
-      for (size_t i = 0; i < g.node_outputs[n].size() && i < outputs->size(); ++i)
-        if (g.node_outputs[n][i] != kNoTensor) env[g.node_outputs[n][i]] = std::move((*outputs)[i]);
+    for (size_t i = 0; i < groups_.size() && status.ok(); ++i) {
+      status = run_group(i, state);
+      // A graph output must not stay in the arena: later groups reuse those bytes (a view
+      // of an intermediate can be an output) and the caller keeps it after the run.
+      if (state.arena)
+        for (int n : groups_[i].nodes)
+          for (int t : g.node_outputs[n])
+            if (t != kNoTensor && is_output[t] && state.env[t].defined() && state.env[t].storage() == state.arena)
+              state.env[t] = state.env[t].clone();
     }
   } catch (const std::exception &e) {
-    return make_error(e.what());
+    status = make_error(e.what());
   }
+  last_launches_ = state.launches;
   std::vector<Tensor> results;
-  for (int t : g.outputs) {
-    const Tensor *value = lookup(t);
-    if (!value) return make_error("graph output '" + g.tensors[t].name + "' was never computed");
-    results.push_back(*value);
-  }
+  if (status.ok())
+    for (int t : g.outputs) {
+      const Tensor *value = state.lookup(g, t);
+      if (!value) {
+        status = make_error("graph output '" + g.tensors[t].name + "' was never computed");
+        break;
+      }
+      results.push_back(*value);
+    }
+  // Release every arena tensor before the arena can serve another run.
+  state.env.clear();
+  if (state.arena.use_count() == 1) return_arena(std::move(state.arena));
+  if (!status.ok()) return status.error();
   return results;
 }
 

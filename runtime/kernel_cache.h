@@ -6,6 +6,7 @@
 
 #include "codegen/jit_kernel.h"
 #include "graph/graph.h"
+#include "schedule/group_pipeline.h"
 
 namespace tessel {
 
@@ -28,6 +29,16 @@ Result<JitKernel> get_or_compile_kernel(const Node &node, int64_t opset,
                                         const std::vector<const Tensor *> &baked_values,
                                         const std::vector<TensorType> &output_types,
                                         const Target &target);
+
+/// The kernel for a fused group specialization: `key` names everything the kernel is
+/// specialized on (see group_kernel_key). A build failure is cached too, so a group that
+/// cannot fuse is not rebuilt on every run.
+Result<JitKernel> get_or_compile_group_kernel(const std::string &key, const Graph &graph, const FusedGroup &group,
+                                              const GroupSignature &signature, const Target &target);
+
+/// Key text of a group specialization: every member's kernel_key with its wiring, and
+/// which tensors the group writes.
+std::string group_kernel_key(const Graph &graph, const FusedGroup &group, const GroupSignature &signature);
 
 KernelCacheStats kernel_cache_stats();
 

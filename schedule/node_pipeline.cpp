@@ -5,36 +5,11 @@
 #include "schedule/default_schedule.h"
 #include "schedule/node_pipeline_internal.h"
 #include "schedule/op_compute.h"
+#include "schedule/pipeline_layout.h"
 
 namespace tessel {
 
 bool has_compute_rule(const std::string &op_type) { return find_compute_rule(op_type) != nullptr; }
-
-/// An input parameter with its exact shape declared, so Halide can specialize on it.
-static Halide::ImageParam make_parameter(const TensorType &type, int index) {
-  const int rank = static_cast<int>(type.shape.size());
-  Halide::ImageParam p(halide_type(type.dtype), rank, "in" + std::to_string(index));
-  int64_t stride = 1;
-  for (int d = 0; d < rank; ++d) {  // Halide dim d is ONNX axis rank-1-d
-    const int64_t extent = type.shape[rank - 1 - d];
-    p.dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
-    stride *= std::max<int64_t>(extent, 1);
-  }
-  return p;
-}
-
-/// Declares the output buffer's exact extents and dense strides: the runtime always passes
-/// such buffers, and knowing them lets Halide drop bounds arithmetic (2-4x on small kernels).
-static void pin_output_layout(TensorFunc &output) {
-  if (output.func.outputs() != 1) return;
-  Halide::OutputImageParam buffer = output.func.output_buffer();
-  int64_t stride = 1;
-  for (int d = 0; d < output.rank(); ++d) {  // Halide dim d is ONNX axis rank-1-d
-    const int64_t extent = output.shape[output.rank() - 1 - d];
-    buffer.dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
-    stride *= std::max<int64_t>(extent, 1);
-  }
-}
 
 Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
     const Node &node, int64_t opset, const std::vector<TensorType> &input_types,
@@ -48,7 +23,7 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
       TensorFunc in;
       Halide::ImageParam param;
       if (input_types[i].dtype != DType::Undefined) {
-        param = make_parameter(input_types[i], static_cast<int>(i));
+        param = make_dense_parameter(input_types[i], static_cast<int>(i));
         in.func = Halide::Func(param);
         in.dtype = input_types[i].dtype;
         in.shape = input_types[i].shape;
@@ -68,19 +43,13 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
                           std::to_string(i) + " has shape " + shape_to_string(outputs[i].shape) +
                           " but inference says " + shape_to_string(output_types[i].shape));
       apply_default_schedule(outputs[i]);
-      pin_output_layout(outputs[i]);
+      pin_dense_output_layout(outputs[i]);
       funcs.push_back(outputs[i].func);
       result->computed_outputs.push_back(static_cast<int>(i));
     }
     if (funcs.empty()) return make_error("node '" + node.name + "': kernel computes no output");
     result->pipeline = Halide::Pipeline(funcs);
-    // Only parameters the pipeline reads are bound at run time.
-    std::vector<Halide::Argument> args = result->pipeline.infer_arguments();
-    result->parameter_used.assign(input_types.size(), false);
-    for (size_t i = 0; i < result->parameters.size(); ++i)
-      for (const Halide::Argument &a : args)
-        if (result->parameters[i].defined() && a.name == result->parameters[i].name())
-          result->parameter_used[i] = true;
+    record_used_parameters(*result);
     result->output_types = output_types;
     return result;
   } catch (const Halide::Error &e) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "graph/fuse.h"
 #include "graph/onnx_import.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
@@ -24,7 +25,8 @@ double relative_l2(const Tensor &got, const Tensor &want) {
   return std::sqrt(diff / std::max(norm, 1e-30));
 }
 
-void check_model(const std::string &name, bool optimize) {
+/// Runs the exported model and checks it against PyTorch; returns the executor used.
+std::shared_ptr<GraphExecutor> check_model(const std::string &name, bool optimize, bool fuse = true) {
   const std::string dir = TESSEL_MODELS_DIR;
   const std::string base = dir + "/" + name;
   if (!std::ifstream(base + ".onnx")) FAIL("missing " << base << ".onnx; run tools/export_models.py " << dir);
@@ -40,27 +42,60 @@ void check_model(const std::string &name, bool optimize) {
   auto expected = read_npy(base + ".expected.npy");
   REQUIRE(input.ok());
   REQUIRE(expected.ok());
-  GraphExecutor executor(std::make_shared<const Graph>(graph.value()));
-  auto outputs = executor.run({input.value()});
+  ExecutorOptions options;
+  options.fuse = fuse;
+  auto executor = std::make_shared<GraphExecutor>(std::make_shared<const Graph>(graph.value()), Target{}, options);
+  auto outputs = executor->run({input.value()});
+  // A second run reuses the arena: results must not change.
+  auto again = executor->run({input.value()});
+  REQUIRE(again.ok());
   INFO((outputs.ok() ? std::string() : outputs.error().message));
   REQUIRE(outputs.ok());
   REQUIRE(outputs->at(0).shape() == expected->shape());
   const double err = relative_l2(outputs->at(0), expected.value());
-  std::printf("%s%s: relative L2 error vs PyTorch = %.3g\n", name.c_str(), optimize ? " (optimized)" : "", err);
+  std::printf("%s%s%s: relative L2 error vs PyTorch = %.3g, %d kernel launches for %zu nodes\n", name.c_str(),
+              optimize ? " (optimized)" : "", fuse ? " (fused)" : "", err, executor->last_kernel_launches(),
+              graph->nodes.size());
   CHECK(err < 1e-4);
+  CHECK(relative_l2(again->at(0), outputs->at(0)) == 0);
+  return executor;
+}
+
+/// How many groups of the executor run a kernel (not views or shape queries on the host).
+int kernel_groups(const GraphExecutor &executor) {
+  int count = 0;
+  for (const FusedGroup &group : executor.groups())
+    if (group.nodes.size() > 1 || !runs_on_host(executor.graph().nodes[group.nodes[0]].op_type)) ++count;
+  return count;
 }
 
 }  // namespace
 
 TEST_CASE("ResNet-18 matches PyTorch", "[e2e]") {
-  check_model("resnet18", false);
-  check_model("resnet18", true);
+  check_model("resnet18", false, false);
+  check_model("resnet18", false, true);
+  auto executor = check_model("resnet18", true, true);
+  // One kernel per fused group; every ReLU and residual Add runs inside a conv's group.
+  CHECK(executor->last_kernel_launches() == kernel_groups(*executor));
+  const Graph &g = executor->graph();
+  for (const FusedGroup &group : executor->groups()) {
+    bool has_conv = false, has_epilogue = false;
+    for (int n : group.nodes) {
+      has_conv |= g.nodes[n].op_type == "Conv";
+      has_epilogue |= g.nodes[n].op_type == "Relu" || g.nodes[n].op_type == "Add";
+      CHECK(g.nodes[n].op_type != "BatchNormalization");
+    }
+    CHECK((has_conv || !has_epilogue));
+  }
 }
 TEST_CASE("transformer encoder matches PyTorch", "[e2e]") {
-  check_model("transformer_encoder", false);
-  check_model("transformer_encoder", true);
+  check_model("transformer_encoder", false, false);
+  check_model("transformer_encoder", false, true);
+  auto executor = check_model("transformer_encoder", true, true);
+  CHECK(executor->last_kernel_launches() == kernel_groups(*executor));
+  CHECK(executor->last_kernel_launches() < static_cast<int>(executor->graph().nodes.size()));
 }
 TEST_CASE("bundled tiny CNN matches PyTorch", "[e2e]") {
-  check_model("tiny_cnn", false);
-  check_model("tiny_cnn", true);
+  check_model("tiny_cnn", false, false);
+  check_model("tiny_cnn", true, true);
 }

@@ -42,6 +42,7 @@ Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &g, const
                                                            const GroupSignature &sig) {
   const Node &first = g.nodes[group.nodes.front()];
   const std::string where = "fused group at node '" + first.name + "'";
+  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
   try {
     auto result = std::make_shared<NodePipeline>();
     std::map<int, TensorFunc> funcs;  // tensor id -> its Func in this pipeline

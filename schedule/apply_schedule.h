@@ -1,0 +1,38 @@
+#pragma once
+// Internal to schedule/ and codegen/: replays a tessel Schedule onto Halide Funcs.
+// Include <Halide.h> before this header; other modules reach it through light wrappers
+// (schedule_selfcheck.h, codegen/).
+#ifndef HALIDE_H
+#error "include <Halide.h> before schedule/apply_schedule.h"
+#endif
+
+#include <map>
+#include <string>
+
+#include "graph/result.h"
+#include "schedule/schedule_ir.h"
+
+namespace tessel {
+
+/// Applies each step to the Funcs named in `funcs_by_name` (Func::split, reorder, fuse,
+/// tile, vectorize, unroll, parallel, gpu_blocks/threads/lanes, compute_at, store_at,
+/// compute_inline, compute_root, store_in, rfactor on update(k) stages). An rfactor adds
+/// its new Func to the map under the step's name. Vars are found by name: pure vars,
+/// RDom variables and the vars earlier steps created. Afterwards a Func with update
+/// definitions that no step placed is computed at root, as validate_and_replay assumes
+/// (Halide's own default would compute it at its consumer's innermost loop).
+///
+/// Expects Funcs fresh from their compute definition, without a schedule. An illegal step,
+/// including one Halide rejects, is an Error naming the step's line in to_text(schedule)
+/// and its text; the Funcs are then half-scheduled and should be rebuilt.
+///
+/// compute_at/store_at of an update stage: Halide 14 rejects LoopLevels with an explicit
+/// stage index at lowering (measured), so the var alone names the loop; Halide then uses
+/// that loop in every stage of the consumer that reads the Func, which validate_and_replay
+/// guarantees is the one named.
+Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name);
+
+/// parse_schedule, then apply_schedule.
+Result<void> apply_schedule_text(const std::string &text, std::map<std::string, Halide::Func> &funcs_by_name);
+
+}  // namespace tessel

@@ -345,6 +345,47 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
   });
 }
 
+/// The tunable form of a convolution: acc over the output's own axes (make_vars: n, m,
+/// spatial...) summed over taps (innermost, last spatial axis first) and input channels,
+/// reading the zero-padded input inline; exposed to the schedule, no schedule here.
+TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p) {
+  const TensorType &out = ctx.output_type(0);
+  const size_t spatial = p.kernel.size();
+  const Halide::Type acc_type = math_type(out.dtype);
+  std::vector<Var> vars = make_vars(out.shape.size());
+  std::vector<Var> halide_order(vars.rbegin(), vars.rend());
+  Halide::Region taps_and_channels;
+  for (size_t d = spatial; d-- > 0;) taps_and_channels.push_back({0, static_cast<int>(p.kernel[d])});
+  taps_and_channels.push_back({0, static_cast<int>(p.channels_per_group)});
+  RDom r(taps_and_channels, func_name(p.name, "r"));
+  Expr n = vars[0], m = vars[1], ic = r[static_cast<int>(spatial)];
+  Expr channel = (m / static_cast<int>(p.out_channels_per_group)) * static_cast<int>(p.channels_per_group) + ic;
+  std::vector<Expr> coords(spatial), taps(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    taps[d] = r[static_cast<int>(spatial - 1 - d)];
+    coords[d] = vars[2 + d] * static_cast<int>(p.strides[d]) + taps[d] * static_cast<int>(p.dilations[d]);
+  }
+  Expr value;
+  if (p.unpadded_input.defined()) {
+    std::vector<Expr> index;  // Halide order
+    for (size_t d = spatial; d-- > 0;) index.push_back(coords[d]);
+    index.push_back(channel);
+    index.push_back(n);
+    value = p.unpadded_input(index);
+  } else {
+    value = p.source_value(coords, channel, n);
+  }
+  Func acc(func_name(p.name, "acc"));
+  acc(halide_order) = Halide::Internal::make_zero(acc_type);
+  acc(halide_order) += Halide::cast(acc_type, value) * Halide::cast(acc_type, p.weight(m, ic, taps));
+  ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
+  return define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+    Expr v = acc(std::vector<Expr>(index.rbegin(), index.rend()));
+    if (p.bias) v = v + Halide::cast(acc_type, p.bias(index[1]));
+    return v;
+  });
+}
+
 std::function<Expr(Expr m)> bias_reader(const ComputeContext &ctx) {
   if (!ctx.has_input(2)) return {};
   TensorFunc b = ctx.input(2);
@@ -409,6 +450,7 @@ std::vector<TensorFunc> conv_rule(const ComputeContext &ctx) {
     return w.at(index);
   };
   p.bias = bias_reader(ctx);
+  if (ctx.plain) return {plain_conv(ctx, p)};
   return {lower_conv(ctx, p)};
 }
 

@@ -214,6 +214,27 @@ Halide::Type accumulator_type(DType dtype) {
   return halide_type(dtype);
 }
 
+/// The tunable form of a product: acc over the output's own axes (make_vars) summed over K,
+/// exposed to the schedule, and the output applying the epilogue; no schedule here.
+TensorFunc plain_product(const ComputeContext &ctx, const MatmulSpec &s) {
+  const TensorType &out = ctx.output_type(0);
+  const size_t rank = out.shape.size();
+  std::vector<Var> vars = make_vars(rank);
+  std::vector<Var> halide_order(vars.rbegin(), vars.rend());
+  Expr i = vars[rank - 2], j = vars[rank - 1];
+  std::vector<Expr> batch(vars.begin(), vars.end() - 2);
+  Func acc(s.name + "_acc");
+  acc(halide_order) = Halide::Internal::make_zero(s.acc_type);
+  if (s.k > 0) {
+    RDom rk(Halide::Region{{0, static_cast<int>(s.k)}}, s.name + "_k");
+    acc(halide_order) += Halide::cast(s.acc_type, s.a(i, rk, batch)) * Halide::cast(s.acc_type, s.b(rk, j, batch));
+    ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
+  }
+  return define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+    return s.epilogue(acc(std::vector<Expr>(index.rbegin(), index.rend())), index[rank - 2], index[rank - 1]);
+  });
+}
+
 std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   const TensorFunc &a = ctx.input(0), &b = ctx.input(1);
   const TensorType &out = ctx.output_type(0);
@@ -230,6 +251,7 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   s.acc_type = accumulator_type(out.dtype);
   s.epilogue = [](Expr acc, Expr, Expr) { return acc; };
   s.b_batched = b.rank() > 2 && shape_numel(Shape(b.shape.begin(), b.shape.end() - 2)) > 1;
+  if (ctx.plain && a.rank() >= 2 && b.rank() >= 2) return {plain_product(ctx, s)};
   Func product = tiled_matmul(s);
 
   const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
@@ -278,6 +300,7 @@ std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
     if (has_c) result = result + scale(Halide::cast(t, broadcast_read(c, {i, j})), beta);
     return result;
   };
+  if (ctx.plain) return {plain_product(ctx, s)};
   Func product = tiled_matmul(s);
   return {define_tensor(
       s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) { return product(index[1], index[0]); })};

@@ -2,9 +2,12 @@
 
 #include "schedule/group_pipeline.h"
 
+#include <cctype>
 #include <map>
+#include <sstream>
 #include <set>
 
+#include "schedule/apply_schedule.h"
 #include "schedule/default_schedule.h"
 #include "schedule/node_pipeline_internal.h"
 #include "schedule/op_compute.h"
@@ -38,89 +41,296 @@ GroupSignature group_interface(const Graph &g, const FusedGroup &group) {
   return sig;
 }
 
+namespace {
+
+/// The Funcs of a group before any schedule: one per tensor, the kernel parameters, and
+/// (plain mode) the accumulator stages rules exposed to the schedule.
+struct GroupFuncs {
+  std::map<int, TensorFunc> by_tensor;
+  std::vector<Halide::ImageParam> parameters;
+  std::vector<TensorFunc> exposed;
+  std::vector<TensorFunc> outputs;  // one per signature output, each a distinct Func
+};
+
+Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, const GroupSignature &sig, bool plain,
+                                     const std::string &where) {
+  GroupFuncs result;
+  std::map<int, TensorFunc> &funcs = result.by_tensor;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const int t = sig.inputs[i];
+    const TensorType &type = sig.types.at(t);
+    Halide::ImageParam param = make_dense_parameter(type, static_cast<int>(i));
+    funcs[t] = TensorFunc{Halide::Func(param), type.dtype, type.shape};
+    result.parameters.push_back(param);
+  }
+  // Member names become Func names; two members must never share one.
+  std::set<std::string> used_names;
+  for (int n : group.nodes) {
+    Node node = g.nodes[n];
+    if (!used_names.insert(halide_name(node.name)).second) {
+      node.name += "_" + std::to_string(n);
+      used_names.insert(halide_name(node.name));
+    }
+    const ComputeFn *rule = find_compute_rule(node.op_type);
+    if (!rule) return make_error(where + ": no kernel for op " + node.op_type + " (node '" + node.name + "')");
+    ComputeContext ctx{node, g.opset, {}, {}, {}};
+    ctx.plain = plain;
+    ctx.exposed_stages = &result.exposed;
+    for (int t : g.node_inputs[n]) {
+      if (t == kNoTensor) {
+        ctx.inputs.emplace_back();
+        ctx.values.push_back(nullptr);
+        continue;
+      }
+      ctx.inputs.push_back(funcs.at(t));
+      ctx.values.push_back(sig.values.size() > static_cast<size_t>(t) ? sig.values[t] : nullptr);
+    }
+    for (int t : g.node_outputs[n]) ctx.output_types.push_back(t == kNoTensor ? TensorType{} : sig.types.at(t));
+    std::vector<TensorFunc> outputs = (*rule)(ctx);
+    for (size_t i = 0; i < g.node_outputs[n].size() && i < outputs.size(); ++i) {
+      const int t = g.node_outputs[n][i];
+      if (t == kNoTensor || !outputs[i].defined()) continue;
+      if (outputs[i].shape != sig.types.at(t).shape)
+        return make_error(where + ": node '" + node.name + "' computes shape " + shape_to_string(outputs[i].shape) +
+                          " but inference says " + shape_to_string(sig.types.at(t).shape));
+      funcs[t] = outputs[i];
+    }
+  }
+
+  std::set<int> output_set(sig.outputs.begin(), sig.outputs.end());
+  std::set<std::string> exposed_names;
+  for (const TensorFunc &f : result.exposed) exposed_names.insert(f.func.name());
+  // Producers stay inline in their consumers, except reductions: Halide cannot inline a
+  // Func with update definitions, so those are computed once, at root (exposed stages are
+  // the schedule's to place).
+  for (auto &[t, f] : funcs)
+    if (!output_set.count(t) && f.func.has_update_definition() && !exposed_names.count(f.func.name()) &&
+        !f.func.function().schedule().compute_level().is_root())
+      f.func.compute_root();
+
+  for (int t : sig.outputs) {
+    auto it = funcs.find(t);
+    if (it == funcs.end()) return make_error(where + ": output '" + g.tensors[t].name + "' is not computed");
+    if (shape_numel(it->second.shape) == 0) return make_error(where + ": empty outputs run node by node");
+    TensorFunc out = it->second;
+    // Two outputs may be one Func (a rule may forward its input): copy the second, since
+    // each pipeline output needs a Func of its own.
+    for (const TensorFunc &f : result.outputs)
+      if (f.func.name() == out.func.name()) {
+        out = define_tensor(out.func.name() + "_copy", out.dtype, out.shape,
+                            [&](const std::vector<Halide::Expr> &index) { return it->second.at(index); });
+        break;
+      }
+    result.outputs.push_back(out);
+  }
+  return result;
+}
+
+/// The pipeline over the group's outputs, with layouts pinned and used parameters marked.
+std::shared_ptr<NodePipeline> finish_pipeline(GroupFuncs &funcs, const GroupSignature &sig) {
+  auto result = std::make_shared<NodePipeline>();
+  result->parameters = funcs.parameters;
+  std::vector<Halide::Func> outputs;
+  for (size_t i = 0; i < funcs.outputs.size(); ++i) {
+    pin_dense_output_layout(funcs.outputs[i]);
+    outputs.push_back(funcs.outputs[i].func);
+    result->computed_outputs.push_back(static_cast<int>(i));
+    result->output_types.push_back(sig.types.at(sig.outputs[i]));
+  }
+  result->pipeline = Halide::Pipeline(outputs);
+  record_used_parameters(*result);
+  return result;
+}
+
+/// A Func or RVar name without the "$N" suffixes Halide's unique_name adds when a name was
+/// used before in this process ("Add_2$3" -> "Add_2", "conv_r$2$x" -> "conv_r$x"): schedules
+/// name things canonically so they apply to any build of the same task.
+std::string canonical_name(const std::string &name) {
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    if (name[i] == '$') {
+      size_t j = i + 1;
+      while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+      if (j > i + 1 && (j == name.size() || name[j] == '$')) {
+        i = j;
+        continue;
+      }
+    }
+    out += name[i++];
+  }
+  return out;
+}
+
+/// Rewrites the canonical names in a schedule to this build's Func and RVar names.
+Result<Schedule> to_build_names(const Schedule &schedule, const std::map<std::string, std::string> &actual) {
+  if (actual.empty()) return schedule;
+  std::string text;
+  std::string line;
+  std::istringstream in(to_text(schedule));
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string word, rewritten;
+    while (words >> word) {
+      // A stage reference is "func" or "func.uK".
+      const size_t dot = word.find(".u");
+      const std::string head = dot == std::string::npos ? word : word.substr(0, dot);
+      auto it = actual.find(head);
+      if (it != actual.end()) word = it->second + (dot == std::string::npos ? "" : word.substr(dot));
+      rewritten += (rewritten.empty() ? "" : " ") + word;
+    }
+    text += rewritten + "\n";
+  }
+  return parse_schedule(text);
+}
+
+std::string group_location(const Graph &g, const FusedGroup &group) {
+  return "fused group at node '" + g.nodes[group.nodes.front()].name + "'";
+}
+
+/// Axes of a Func's pure definition, innermost first, with the extents of `shape` (ONNX order).
+std::vector<AxisDesc> pure_axes_of(const TensorFunc &f) {
+  std::vector<AxisDesc> axes;
+  const std::vector<Halide::Var> args = f.func.args();
+  for (size_t d = 0; d < args.size(); ++d) axes.push_back({args[d].name(), f.shape.at(f.shape.size() - 1 - d), false});
+  return axes;
+}
+
+/// The description of one Func as the schedule sees it.
+FuncDesc describe_func(const TensorFunc &f, bool is_output) {
+  FuncDesc desc;
+  desc.name = canonical_name(f.func.name());
+  desc.pure_axes = pure_axes_of(f);
+  desc.is_output = is_output;
+  desc.inlinable = !f.func.has_update_definition();
+  const Halide::Type type = f.func.output_types()[0];
+  desc.bytes_per_element = type.bytes();
+  desc.element_type = (type.is_float() ? "f" : type.is_uint() ? "u" : "i") + std::to_string(type.bits());
+  StageDesc pure;
+  pure.axes = desc.pure_axes;
+  desc.stages.push_back(pure);
+  const Halide::Internal::Function function = f.func.function();
+  for (size_t u = 0; u < function.updates().size(); ++u) {
+    const Halide::Internal::Definition &def = function.update(static_cast<int>(u));
+    std::map<std::string, int64_t> rvar_extent;
+    for (const Halide::Internal::ReductionVariable &rv : def.schedule().rvars()) {
+      const int64_t *extent = Halide::Internal::as_const_int(rv.extent);
+      rvar_extent[canonical_name(rv.var)] = extent ? *extent : 1;
+    }
+    StageDesc stage;
+    stage.update = static_cast<int>(u);
+    for (const Halide::Internal::Dim &dim : def.schedule().dims()) {
+      if (dim.var == Halide::Var::outermost().name()) continue;
+      auto rv = rvar_extent.find(canonical_name(dim.var));
+      if (rv != rvar_extent.end()) {
+        stage.axes.push_back({rv->first, rv->second, true});
+        continue;
+      }
+      int64_t extent = 1;
+      for (const AxisDesc &a : desc.pure_axes)
+        if (a.name == dim.var) extent = a.extent;
+      stage.axes.push_back({dim.var, extent, false});
+    }
+    desc.stages.push_back(stage);
+  }
+  return desc;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &g, const FusedGroup &group,
                                                            const GroupSignature &sig) {
-  const Node &first = g.nodes[group.nodes.front()];
-  const std::string where = "fused group at node '" + first.name + "'";
+  const std::string where = group_location(g, group);
   if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
   try {
-    auto result = std::make_shared<NodePipeline>();
-    std::map<int, TensorFunc> funcs;  // tensor id -> its Func in this pipeline
-    for (size_t i = 0; i < sig.inputs.size(); ++i) {
-      const int t = sig.inputs[i];
-      const TensorType &type = sig.types.at(t);
-      Halide::ImageParam param = make_dense_parameter(type, static_cast<int>(i));
-      funcs[t] = TensorFunc{Halide::Func(param), type.dtype, type.shape};
-      result->parameters.push_back(param);
-    }
-
-    // Member names become Func names; two members must never share one.
-    std::set<std::string> used_names;
-    for (int n : group.nodes) {
-      Node node = g.nodes[n];
-      if (!used_names.insert(halide_name(node.name)).second) {
-        node.name += "_" + std::to_string(n);
-        used_names.insert(halide_name(node.name));
-      }
-      const ComputeFn *rule = find_compute_rule(node.op_type);
-      if (!rule) return make_error(where + ": no kernel for op " + node.op_type + " (node '" + node.name + "')");
-      ComputeContext ctx{node, g.opset, {}, {}, {}};
-      for (int t : g.node_inputs[n]) {
-        if (t == kNoTensor) {
-          ctx.inputs.emplace_back();
-          ctx.values.push_back(nullptr);
-          continue;
-        }
-        ctx.inputs.push_back(funcs.at(t));
-        ctx.values.push_back(sig.values.size() > static_cast<size_t>(t) ? sig.values[t] : nullptr);
-      }
-      for (int t : g.node_outputs[n]) ctx.output_types.push_back(t == kNoTensor ? TensorType{} : sig.types.at(t));
-      std::vector<TensorFunc> outputs = (*rule)(ctx);
-      for (size_t i = 0; i < g.node_outputs[n].size() && i < outputs.size(); ++i) {
-        const int t = g.node_outputs[n][i];
-        if (t == kNoTensor || !outputs[i].defined()) continue;
-        if (outputs[i].shape != sig.types.at(t).shape)
-          return make_error(where + ": node '" + node.name + "' computes shape " + shape_to_string(outputs[i].shape) +
-                            " but inference says " + shape_to_string(sig.types.at(t).shape));
-        funcs[t] = outputs[i];
-      }
-    }
-
-    std::set<int> output_set(sig.outputs.begin(), sig.outputs.end());
-    // Producers stay inline in their consumers, except reductions: Halide cannot inline a
-    // Func with update definitions, so those are computed once, at root.
-    for (const auto &[t, f] : funcs)
-      if (!output_set.count(t) && f.func.has_update_definition() && !f.func.function().schedule().compute_level().is_root())
-        const_cast<Halide::Func &>(f.func).compute_root();
-
-    std::vector<Halide::Func> pipeline_outputs;
-    for (size_t i = 0; i < sig.outputs.size(); ++i) {
-      auto it = funcs.find(sig.outputs[i]);
-      if (it == funcs.end()) return make_error(where + ": output '" + g.tensors[sig.outputs[i]].name + "' is not computed");
-      if (shape_numel(it->second.shape) == 0) return make_error(where + ": empty outputs run node by node");
-      // Two outputs may be one Func (a rule may forward its input): copy the second, since
-      // each pipeline output needs a Func of its own.
-      TensorFunc out = it->second;
-      for (const Halide::Func &f : pipeline_outputs)
-        if (f.name() == out.func.name()) {
-          out = define_tensor(out.func.name() + "_copy", out.dtype, out.shape,
-                              [&](const std::vector<Halide::Expr> &index) { return it->second.at(index); });
-          break;
-        }
-      apply_default_schedule(out);
-      pin_dense_output_layout(out);
-      pipeline_outputs.push_back(out.func);
-      result->computed_outputs.push_back(static_cast<int>(i));
-      result->output_types.push_back(sig.types.at(sig.outputs[i]));
-    }
-    result->pipeline = Halide::Pipeline(pipeline_outputs);
-    record_used_parameters(*result);
-    return result;
+    auto funcs = build_group_funcs(g, group, sig, false, where);
+    if (!funcs.ok()) return funcs.error();
+    for (TensorFunc &out : funcs->outputs) apply_default_schedule(out);
+    return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
     return make_error(where + ": Halide rejected the kernel: " + e.what());
   } catch (const std::exception &e) {
     return make_error(where + ": " + e.what());
   }
+}
+
+Result<ComputeDesc> describe_group_compute(const Graph &g, const FusedGroup &group, const GroupSignature &sig) {
+  const std::string where = group_location(g, group);
+  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  try {
+    auto funcs = build_group_funcs(g, group, sig, true, where);
+    if (!funcs.ok()) return funcs.error();
+    ComputeDesc desc;
+    for (const TensorFunc &stage : funcs->exposed) {
+      FuncDesc d = describe_func(stage, false);
+      // Consumers: the outputs that read it, directly or through inlined Funcs.
+      for (const TensorFunc &out : funcs->outputs) {
+        auto calls = Halide::Internal::find_transitive_calls(out.func.function());
+        if (calls.count(stage.func.name())) d.consumers.push_back(canonical_name(out.func.name()));
+      }
+      desc.funcs.push_back(std::move(d));
+    }
+    for (const TensorFunc &out : funcs->outputs) desc.funcs.push_back(describe_func(out, true));
+    return desc;
+  } catch (const Halide::Error &e) {
+    return make_error(where + ": Halide rejected the kernel: " + e.what());
+  } catch (const std::exception &e) {
+    return make_error(where + ": " + e.what());
+  }
+}
+
+Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph &g, const FusedGroup &group,
+                                                                     const GroupSignature &sig,
+                                                                     const Schedule &schedule) {
+  const std::string where = group_location(g, group);
+  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  try {
+    auto funcs = build_group_funcs(g, group, sig, true, where);
+    if (!funcs.ok()) return funcs.error();
+    std::map<std::string, Halide::Func> by_name;
+    std::map<std::string, std::string> actual;  // canonical -> this build's name
+    auto add = [&](const TensorFunc &f) {
+      by_name[f.func.name()] = f.func;
+      if (canonical_name(f.func.name()) != f.func.name()) actual[canonical_name(f.func.name())] = f.func.name();
+      const Halide::Internal::Function function = f.func.function();
+      for (size_t u = 0; u < function.updates().size(); ++u)
+        for (const auto &rv : function.update(static_cast<int>(u)).schedule().rvars())
+          if (canonical_name(rv.var) != rv.var) actual[canonical_name(rv.var)] = rv.var;
+    };
+    for (const TensorFunc &f : funcs->exposed) add(f);
+    for (const TensorFunc &f : funcs->outputs) add(f);
+    auto renamed = to_build_names(schedule, actual);
+    if (!renamed.ok()) return make_error(where + ": " + renamed.error().message);
+    if (auto applied = apply_schedule(renamed.value(), by_name); !applied.ok())
+      return make_error(where + ": " + applied.error().message);
+    return finish_pipeline(funcs.value(), sig);
+  } catch (const Halide::Error &e) {
+    return make_error(where + ": Halide rejected the schedule: " + e.what());
+  } catch (const std::exception &e) {
+    return make_error(where + ": " + e.what());
+  }
+}
+
+}  // namespace tessel
+
+namespace tessel {
+
+Result<GroupSignature> static_group_signature(const Graph &g, const FusedGroup &group) {
+  GroupSignature sig = group_interface(g, group);
+  sig.types.assign(g.tensors.size(), TensorType{});
+  sig.values.assign(g.tensors.size(), nullptr);
+  for (int n : group.nodes) {
+    for (int t : g.node_inputs[n]) {
+      if (t == kNoTensor) continue;
+      sig.types[t] = g.tensors[t].type;
+      if (g.tensors[t].constant) sig.values[t] = &*g.tensors[t].constant;
+    }
+    for (int t : g.node_outputs[n])
+      if (t != kNoTensor) sig.types[t] = g.tensors[t].type;
+  }
+  for (size_t t = 0; t < sig.types.size(); ++t)
+    if (sig.types[t].dtype != DType::Undefined && !sig.types[t].fully_known())
+      return make_error("tensor '" + g.tensors[t].name + "' has no static shape; the task cannot be built ahead of a run");
+  return sig;
 }
 
 }  // namespace tessel

@@ -7,6 +7,8 @@
 #include "graph/fuse.h"
 #include "graph/graph.h"
 #include "graph/result.h"
+#include "schedule/compute_desc.h"
+#include "schedule/schedule_ir.h"
 
 namespace tessel {
 
@@ -30,5 +32,21 @@ GroupSignature group_interface(const Graph &graph, const FusedGroup &group);
 /// value of a tensor computed inside the group; the caller then runs the nodes one by one.
 Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &graph, const FusedGroup &group,
                                                            const GroupSignature &signature);
+
+/// The group's tunable compute as the schedule sees it: the accumulator stages of its
+/// conv/matmul (plain form, no schedule of their own) and its outputs, with loop axes and
+/// extents. Other members keep their built-in internal schedules and are not listed.
+Result<ComputeDesc> describe_group_compute(const Graph &graph, const FusedGroup &group,
+                                           const GroupSignature &signature);
+
+/// The group's pipeline in plain form with `schedule` replayed onto it. An invalid schedule
+/// is an error value naming the step.
+Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph &graph, const FusedGroup &group,
+                                                                     const GroupSignature &signature,
+                                                                     const Schedule &schedule);
+
+/// The signature of a group with the graph's static types and constant values (for tasks
+/// extracted before running: the tuner and the benchmarks). Fails when a type is unknown.
+Result<GroupSignature> static_group_signature(const Graph &graph, const FusedGroup &group);
 
 }  // namespace tessel

@@ -34,6 +34,11 @@ struct ComputeContext {
   std::vector<TensorFunc> inputs;      // undefined Func for omitted optional inputs
   std::vector<const Tensor *> values;  // nullptr unless the value is known
   std::vector<TensorType> output_types;
+  /// Tunable form: rules that have one (Conv, MatMul, Gemm) define a plain algorithm with
+  /// no schedule of their own, an accumulator Func (exposed through expose_stage) and a pure
+  /// output reading it, so a tessel Schedule decides every loop. Other rules ignore it.
+  bool plain = false;
+  std::vector<TensorFunc> *exposed_stages = nullptr;
 
   const Attributes &attrs() const { return node.attributes; }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
@@ -43,6 +48,11 @@ struct ComputeContext {
   std::vector<int64_t> ints_value(size_t i, std::vector<int64_t> fallback = {}) const;
   const TensorType &output_type(size_t i) const { return output_types.at(i); }
   [[noreturn]] void fail(const std::string &message) const;
+  /// Offers a Func with an update definition to the schedule (plain mode): its axes are
+  /// named like the output's (make_vars) and `shape` is the region it covers.
+  void expose_stage(const TensorFunc &stage) const {
+    if (exposed_stages) exposed_stages->push_back(stage);
+  }
 };
 
 /// Builds the output Funcs of one node (one per ONNX output that is requested). A rule may

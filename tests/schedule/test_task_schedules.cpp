@@ -1,0 +1,98 @@
+// Schedules replayed onto real task pipelines (plain conv/matmul computes, fused epilogues)
+// must compute what the built-in default schedule computes.
+#include <catch2/catch.hpp>
+
+#include "schedule/schedule_tree.h"
+#include "tests/schedule/task_test_util.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+std::shared_ptr<const Graph> matmul_graph(int64_t m, int64_t n, int64_t k) {
+  GraphBuilder b("matmul");
+  const int a = b.input("a", DType::Float32, {m, k});
+  const int w = b.weight("w", DType::Float32, {k, n}, 7);
+  return b.finish({b.node("MatMul", {a, w})});
+}
+
+/// Conv (3x3, pad 1) + bias + ReLU + residual Add: one fused task.
+std::shared_ptr<const Graph> conv_block_graph(int64_t c, int64_t hw) {
+  GraphBuilder b("conv_block");
+  const int x = b.input("x", DType::Float32, {1, c, hw, hw});
+  const int w = b.weight("w", DType::Float32, {c, c, 3, 3}, 3);
+  const int bias = b.weight("b", DType::Float32, {c}, 4);
+  Attributes attrs;
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  const int conv = b.node("Conv", {x, w, bias}, attrs);
+  const int relu = b.node("Relu", {conv});
+  return b.finish({b.node("Add", {relu, x})});
+}
+
+std::vector<Tensor> run_with(const TaskInstance &task, const Schedule *schedule, const std::vector<Tensor> &inputs) {
+  auto kernel = compile_task(task, schedule);
+  INFO((kernel.ok() ? std::string() : kernel.error().message));
+  REQUIRE(kernel.ok());
+  auto out = run_task(kernel.value(), task, inputs);
+  INFO((out.ok() ? std::string() : out.error().message));
+  REQUIRE(out.ok());
+  return out.value();
+}
+
+}  // namespace
+
+TEST_CASE("a plain matmul task exposes its accumulator and the output", "[schedule][task]") {
+  TaskInstance task = largest_task(matmul_graph(64, 48, 32));
+  REQUIRE(task.compute.funcs.size() == 2);
+  const FuncDesc &acc = task.compute.funcs[0];
+  const FuncDesc &out = task.compute.funcs[1];
+  CHECK_FALSE(acc.inlinable);
+  CHECK(out.is_output);
+  REQUIRE(acc.stages.size() == 2);
+  CHECK(acc.stages[1].axes[0].reduction);
+  CHECK(acc.stages[1].axes[0].extent == 32);
+  REQUIRE(out.pure_axes.size() == 2);
+  CHECK(out.pure_axes[0].extent == 48);  // innermost: N
+  CHECK(out.pure_axes[0].name == acc.pure_axes[0].name);
+  REQUIRE(acc.consumers == std::vector<std::string>{out.name});
+  CHECK(validate_and_replay(task.compute, Schedule{}).ok());
+}
+
+TEST_CASE("a hand schedule on a fused conv block matches the default schedule", "[schedule][task]") {
+  TaskInstance task = largest_task(conv_block_graph(16, 20));
+  REQUIRE(task.group.nodes.size() == 3);
+  REQUIRE(task.compute.funcs.size() == 2);
+  const FuncDesc &acc = task.compute.funcs[0];
+  const FuncDesc &out = task.compute.funcs[1];
+  // Axes innermost first: x, y, channel, batch; the update adds kx, ky, ic innermost.
+  REQUIRE(out.pure_axes.size() == 4);
+  CHECK(out.pure_axes[0].extent == 20);
+  CHECK(out.pure_axes[2].extent == 16);
+  REQUIRE(acc.stages[1].axes.size() == 7);
+  CHECK(acc.stages[1].axes[2].extent == 16);  // input channels
+  const std::string x = out.pure_axes[0].name, y = out.pure_axes[1].name, ch = out.pure_axes[2].name;
+  const std::string text = "tessel-schedule v1\n"
+                           "split " + out.name + " " + ch + " co ci 4 shift_inwards\n"
+                           "split " + out.name + " " + x + " xo xi 8 shift_inwards\n"
+                           "reorder " + out.name + " xi ci xo " + y + " co\n"
+                           "parallel " + out.name + " co\n"
+                           "vectorize " + out.name + " xi\n"
+                           "compute_at " + acc.name + " " + out.name + " xo\n"
+                           "vectorize " + acc.name + " " + x + "\n"
+                           "reorder " + acc.name + ".u0 " + x + " " + ch + " " + acc.stages[1].axes[0].name + " " +
+                           acc.stages[1].axes[1].name + " " + acc.stages[1].axes[2].name + "\n"
+                           "vectorize " + acc.name + ".u0 " + x + "\n"
+                           "unroll " + acc.name + ".u0 " + ch + "\n";
+  auto schedule = parse_schedule(text);
+  INFO(text << (schedule.ok() ? std::string() : schedule.error().message));
+  REQUIRE(schedule.ok());
+  auto tree = validate_and_replay(task.compute, schedule.value());
+  INFO((tree.ok() ? tree->to_text() : tree.error().message));
+  REQUIRE(tree.ok());
+  const std::vector<Tensor> inputs = task_inputs(task, 11);
+  const auto want = run_with(task, nullptr, inputs);
+  const auto got = run_with(task, &schedule.value(), inputs);
+  CHECK(max_relative_difference(got, want) < 1e-5);
+}

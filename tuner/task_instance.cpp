@@ -1,0 +1,72 @@
+#include "tuner/task_instance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "runtime/model_inputs.h"
+#include "schedule/node_pipeline.h"
+
+namespace tessel {
+
+Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, const FusedGroup &group) {
+  TaskInstance task;
+  task.graph = std::move(graph);
+  task.group = group;
+  auto signature = static_group_signature(*task.graph, group);
+  if (!signature.ok()) return signature.error();
+  task.signature = std::move(signature.value());
+  auto compute = describe_group_compute(*task.graph, group, task.signature);
+  if (!compute.ok()) return compute.error();
+  task.compute = std::move(compute.value());
+  return task;
+}
+
+Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target) {
+  auto pipeline = schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
+                           : build_group_pipeline(*task.graph, task.group, task.signature);
+  if (!pipeline.ok()) return pipeline.error();
+  return JitKernel::compile(pipeline.value(), target);
+}
+
+std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < task.signature.inputs.size(); ++i) {
+    const int t = task.signature.inputs[i];
+    if (const Tensor *value = task.signature.values[t]) inputs.push_back(*value);
+    else inputs.push_back(random_tensor(task.signature.types[t], seed + i));
+  }
+  return inputs;
+}
+
+Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const TaskInstance &task,
+                                     const std::vector<Tensor> &inputs) {
+  std::vector<const Tensor *> pointers;
+  for (const Tensor &t : inputs) pointers.push_back(&t);
+  std::vector<Tensor> outputs;
+  for (int t : task.signature.outputs) outputs.emplace_back(task.signature.types[t].dtype, task.signature.types[t].shape);
+  auto ran = kernel.run(pointers, outputs);
+  if (!ran.ok()) return ran.error();
+  return outputs;
+}
+
+double max_relative_difference(const std::vector<Tensor> &got, const std::vector<Tensor> &want) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (got.size() != want.size()) return inf;
+  double worst = 0;
+  for (size_t o = 0; o < want.size(); ++o) {
+    if (got[o].shape() != want[o].shape() || got[o].dtype() != want[o].dtype()) return inf;
+    double scale = 1e-30, diff = 0;
+    for (int64_t i = 0; i < want[o].numel(); ++i) {
+      const double a = got[o].element_as_double(i), b = want[o].element_as_double(i);
+      if (std::isnan(a) != std::isnan(b)) return inf;
+      if (std::isnan(b)) continue;
+      scale = std::max(scale, std::fabs(b));
+      diff = std::max(diff, std::fabs(a - b));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+}  // namespace tessel

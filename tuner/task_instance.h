@@ -1,0 +1,44 @@
+#pragma once
+// One task of a model made concrete for compiling and measuring: the graph it comes from,
+// its fused group, and the static types the kernel is specialized on.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "codegen/jit_kernel.h"
+#include "codegen/target.h"
+#include "graph/fuse.h"
+#include "graph/graph.h"
+#include "schedule/compute_desc.h"
+#include "schedule/group_pipeline.h"
+#include "schedule/schedule_ir.h"
+
+namespace tessel {
+
+struct TaskInstance {
+  std::shared_ptr<const Graph> graph;  // owns the constants the signature points into
+  FusedGroup group;
+  GroupSignature signature;
+  ComputeDesc compute;  // what schedules of this task apply to
+};
+
+/// The task of `group` with the graph's static shapes. Fails when a shape is not static or
+/// the group has no tunable compute.
+Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, const FusedGroup &group);
+
+/// Compiles the task with `schedule`, or with the built-in default schedule when null.
+Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target = {});
+
+/// Inputs for running the task: constants keep their values (weights, shape-like inputs),
+/// everything else is random (seeded, never all zeros).
+std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed);
+
+/// Runs a compiled task on `inputs` (from task_inputs) into freshly allocated outputs.
+Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const TaskInstance &task,
+                                     const std::vector<Tensor> &inputs);
+
+/// Largest relative difference max|a-b| / max(max|b|, tiny) over all outputs; infinity
+/// when shapes or counts differ. For comparing a schedule's output with the default's.
+double max_relative_difference(const std::vector<Tensor> &got, const std::vector<Tensor> &want);
+
+}  // namespace tessel

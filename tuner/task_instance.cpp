@@ -22,11 +22,24 @@ Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, cons
   return task;
 }
 
+namespace {
+Result<std::shared_ptr<NodePipeline>> task_pipeline(const TaskInstance &task, const Schedule *schedule) {
+  return schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
+                  : build_group_pipeline(*task.graph, task.group, task.signature);
+}
+}  // namespace
+
 Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target) {
-  auto pipeline = schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
-                           : build_group_pipeline(*task.graph, task.group, task.signature);
+  auto pipeline = task_pipeline(task, schedule);
   if (!pipeline.ok()) return pipeline.error();
   return JitKernel::compile(pipeline.value(), target);
+}
+
+Result<AotOutput> compile_task_to_object(const TaskInstance &task, const Schedule *schedule, const Target &target,
+                                         const std::string &prefix, const std::string &function_name) {
+  auto pipeline = task_pipeline(task, schedule);
+  if (!pipeline.ok()) return pipeline.error();
+  return compile_to_object(*pipeline.value(), target, prefix, function_name);
 }
 
 std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed) {

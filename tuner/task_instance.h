@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "codegen/aot_compile.h"
 #include "codegen/jit_kernel.h"
 #include "codegen/target.h"
 #include "graph/fuse.h"
@@ -28,6 +29,10 @@ Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, cons
 
 /// Compiles the task with `schedule`, or with the built-in default schedule when null.
 Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target = {});
+
+/// Compiles the task ahead of time into <prefix>.o and <prefix>.h (see codegen/aot_compile.h).
+Result<AotOutput> compile_task_to_object(const TaskInstance &task, const Schedule *schedule, const Target &target,
+                                         const std::string &prefix, const std::string &function_name);
 
 /// Inputs for running the task: constants keep their values (weights, shape-like inputs),
 /// everything else is random (seeded, never all zeros).

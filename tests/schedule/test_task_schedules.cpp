@@ -2,6 +2,11 @@
 // must compute what the built-in default schedule computes.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "schedule/schedule_tree.h"
 #include "tests/schedule/task_test_util.h"
 
@@ -95,4 +100,23 @@ TEST_CASE("a hand schedule on a fused conv block matches the default schedule", 
   const auto want = run_with(task, nullptr, inputs);
   const auto got = run_with(task, &schedule.value(), inputs);
   CHECK(max_relative_difference(got, want) < 1e-5);
+}
+
+TEST_CASE("a task compiles ahead of time into an object and a header", "[schedule][task][aot]") {
+  TaskInstance task = largest_task(conv_block_graph(8, 12));
+  const std::string dir = std::filesystem::temp_directory_path() / ("tessel_aot_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto out = compile_task_to_object(task, nullptr, Target{}, dir + "/conv_block", "conv_block");
+  INFO((out.ok() ? std::string() : out.error().message));
+  REQUIRE(out.ok());
+  CHECK(std::filesystem::file_size(out->object_path) > 1000);
+  std::ifstream header(out->header_path);
+  const std::string text((std::istreambuf_iterator<char>(header)), std::istreambuf_iterator<char>());
+  CHECK(text.find("int conv_block(") != std::string::npos);
+  // A bad function name is an error value, and leaves no files behind.
+  auto bad = compile_task_to_object(task, nullptr, Target{}, dir + "/bad", "not a name");
+  CHECK_FALSE(bad.ok());
+  CHECK_FALSE(std::filesystem::exists(dir + "/bad.o"));
+  CHECK_FALSE(compile_task_to_object(task, nullptr, Target{}, dir + "/missing/dir/k", "k").ok());
+  std::filesystem::remove_all(dir);
 }

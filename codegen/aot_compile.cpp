@@ -1,0 +1,44 @@
+#include <Halide.h>
+
+#include "codegen/aot_compile.h"
+
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+
+#include "codegen/halide_errors.h"
+#include "schedule/node_pipeline_internal.h"
+
+namespace tessel {
+
+Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &target, const std::string &prefix,
+                                    const std::string &function_name) {
+  install_halide_handlers();
+  bool identifier = !function_name.empty() && !std::isdigit(static_cast<unsigned char>(function_name[0]));
+  for (char c : function_name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  if (!identifier) return make_error("kernel name '" + function_name + "' is not a C identifier");
+  std::vector<Halide::Argument> arguments;
+  for (size_t i = 0; i < pipeline.parameters.size(); ++i)
+    if (pipeline.parameter_used[i]) arguments.push_back(pipeline.parameters[i]);
+  AotOutput out;
+  out.object_path = prefix + ".o";
+  out.header_path = prefix + ".h";
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    Halide::Target halide_target(target.halide_target());
+    // No runtime in the object: a model's kernels share one runtime when linked together.
+    halide_target = halide_target.with_feature(Halide::Target::NoRuntime);
+    Halide::Pipeline p = pipeline.pipeline;
+    p.compile_to({{Halide::OutputFileType::object, out.object_path}, {Halide::OutputFileType::c_header, out.header_path}},
+                 arguments, function_name, halide_target);
+    out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } catch (const Halide::Error &e) {
+    std::error_code ignored;
+    std::filesystem::remove(out.object_path, ignored);
+    std::filesystem::remove(out.header_path, ignored);
+    return make_error("ahead-of-time compilation of '" + function_name + "' failed: " + e.what());
+  }
+  return out;
+}
+
+}  // namespace tessel

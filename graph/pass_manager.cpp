@@ -4,6 +4,7 @@
 #include "graph/eliminate_dead_code.h"
 #include "graph/fold_batch_norm.h"
 #include "graph/fold_bias.h"
+#include "graph/pack_weights.h"
 #include "graph/shape_inference.h"
 #include "graph/simplify_algebra.h"
 
@@ -69,6 +70,17 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate) {
       {"fold_bias", fold_bias},
       {"eliminate_dead_code", eliminate_dead_code},
   };
+}
+
+std::vector<GraphPass> layout_passes(PassTarget target) {
+  if (target == PassTarget::Cpu) return {{"pack_weights", pack_weights}};
+  return {};
+}
+
+std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate, PassTarget target) {
+  std::vector<GraphPass> passes = default_passes(evaluate);
+  for (GraphPass &p : layout_passes(target)) passes.push_back(std::move(p));
+  return passes;
 }
 
 }  // namespace tessel

@@ -35,7 +35,19 @@ Result<Graph> run_passes(Graph graph, const std::vector<GraphPass> &passes, cons
 
 /// The standard pipeline, in its fixed order: fold_constants, simplify_algebra,
 /// eliminate_common_subexpressions, fold_batch_norm, fold_bias, eliminate_dead_code.
+/// Target-neutral: every pass keeps the ops' semantics and weight layouts.
 std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate);
+
+/// The kind of machine the kernels are compiled for, as far as passes care: weight layouts
+/// that pay for one target's kernels may cost on another's.
+enum class PassTarget { Cpu, Gpu };
+
+/// Passes that rewrite constant weights into the layout the target's kernels read best, run
+/// after the default ones: pack_weights for the CPU; none for the GPU yet.
+std::vector<GraphPass> layout_passes(PassTarget target);
+
+/// default_passes(evaluate) followed by layout_passes(target): what the tools run.
+std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate, PassTarget target);
 
 /// "fold_constants -> simplify_algebra -> ...": the order, for logs and --help texts.
 std::string pass_order_text(const std::vector<GraphPass> &passes);

@@ -14,6 +14,8 @@ struct OptimizeOptions {
   bool enabled = true;
   bool print_after_each = false;
   std::vector<std::string> skip;
+  /// The --target the graph is compiled for: layout passes differ per target.
+  std::string target = "llvm";
 };
 
 struct RunOptions {
@@ -35,6 +37,7 @@ struct InspectOptions {
   bool print_graph = false;
   bool tasks = false;
   bool json = false;
+  std::string dot_path;  // Graphviz of the fused graph here; "-" for stdout
 };
 int inspect_command(const InspectOptions &options);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "graph/fuse.h"
+#include "graph/graph_dot.h"
 #include "graph/memory_plan.h"
 #include "graph/model_stats.h"
 #include "graph/onnx_import.h"
@@ -49,6 +50,24 @@ int inspect_command(const InspectOptions &options) {
     return 1;
   }
   const Graph &g = graph.value();
+  if (!options.dot_path.empty()) {
+    const std::string dot = fused_graph_dot(g, partition_graph(g));
+    // On stdout the DOT is all that is printed, so it can be piped into `dot`.
+    if (options.dot_path == "-") {
+      std::fwrite(dot.data(), 1, dot.size(), stdout);
+      return 0;
+    }
+    std::FILE *file = std::fopen(options.dot_path.c_str(), "wb");
+    bool written = file != nullptr;
+    if (file) {
+      written = std::fwrite(dot.data(), 1, dot.size(), file) == dot.size();
+      written = std::fclose(file) == 0 && written;
+    }
+    if (!written) {
+      std::fprintf(stderr, "tessel: error: %s: cannot write the DOT file\n", options.dot_path.c_str());
+      return 1;
+    }
+  }
   const ModelStats stats = compute_model_stats(g);
   if (options.json) {
     JsonWriter json;

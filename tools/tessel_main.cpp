@@ -36,6 +36,8 @@ int main(int argc, char **argv) {
   inspect_cmd->add_flag("--graph", inspect.print_graph, "print every node with inferred types");
   inspect_cmd->add_flag("--tasks", inspect.tasks, "list fused tasks: workload key, ops, shape, weight, FLOPs");
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
+  inspect_cmd->add_option("--target", inspect.optimize.target, "target whose layout passes run (llvm, cuda)");
+  inspect_cmd->add_option("--dot", inspect.dot_path, "write the fused graph as Graphviz DOT to FILE ('-': stdout)");
   add_optimize_flags(inspect_cmd, inspect.optimize);
 
   try {
@@ -43,6 +45,7 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  run.optimize.target = run.target;  // one --target decides both the passes and the kernels
   if (*run_cmd) return tessel::run_command(run);
   if (*inspect_cmd) return tessel::inspect_command(inspect);
   return 2;

@@ -33,6 +33,11 @@ expect 0 "output.npy" -- "$tessel" run "$model" --output-dir "$tmp/nested/deeper
 expect 0 '"median_ms"' -- "$tessel" run "$model" --json --repeat 1
 expect 0 "FLOPs" -- "$tessel" inspect "$model"
 expect 0 '"flops"' -- "$tessel" inspect "$model" --json
+expect 0 "FLOPs" -- "$tessel" inspect "$model" --dot "$tmp/model.dot"
+grep -q "^digraph" "$tmp/model.dot" || { echo "FAILED: --dot wrote no digraph"; failures=$((failures + 1)); }
+expect 0 "^digraph" -- "$tessel" inspect "$model" --dot -
+expect 1 "no/such/dir/g.dot: cannot write" -- "$tessel" inspect "$model" --dot "$tmp/no/such/dir/g.dot"
+expect 0 "FLOPs" -- "$tessel" inspect "$model" --skip-pass pack_weights
 
 expect 1 "nonexistent.onnx.*cannot open" -- "$tessel" run "$tmp/nonexistent.onnx"
 head -c 300 "$model" > "$tmp/truncated.onnx"

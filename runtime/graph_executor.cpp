@@ -22,6 +22,13 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const Graph> graph, Target target, 
   if (options_.fuse) {
     groups_ = partition_graph(g);
     for (const FusedGroup &group : groups_) signatures_.push_back(group_interface(g, group));
+    tuned_schedule_.resize(groups_.size());
+    if (options_.schedule_for)
+      for (size_t i = 0; i < groups_.size(); ++i) {
+        const FusedGroup &group = groups_[i];
+        if (group.nodes.size() == 1 && runs_on_host(g.nodes[group.nodes[0]].op_type)) continue;
+        if (auto text = options_.schedule_for(workload_key(g, group))) tuned_schedule_[i] = *text;
+      }
     if (options_.use_memory_plan) plan_ = plan_memory(g, groups_);
   } else {
     for (int n : g.topological_order()) groups_.push_back(FusedGroup{{n}, n, node_pattern(g.nodes[n])});
@@ -117,6 +124,12 @@ namespace {
 constexpr int kArenaAlignment = 64;
 }
 
+int GraphExecutor::tuned_groups() const {
+  int count = 0;
+  for (const std::string &s : tuned_schedule_) count += !s.empty();
+  return count;
+}
+
 std::shared_ptr<uint8_t[]> GraphExecutor::take_arena() const {
   if (plan_.arena_bytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(arena_mutex_);
@@ -173,7 +186,8 @@ Result<void> GraphExecutor::run_nodes_of(const FusedGroup &group, RunState &stat
 Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
   const Graph &g = *graph_;
   const FusedGroup &group = groups_[index];
-  if (group.nodes.size() == 1) return run_nodes_of(group, state);
+  const std::string &tuned = tuned_schedule_.empty() ? std::string() : tuned_schedule_[index];
+  if (group.nodes.size() == 1 && tuned.empty()) return run_nodes_of(group, state);
 
   // Concrete types of everything the group touches; a member whose output type is not
   // known from its inputs' types (it needs a value computed inside the group) makes the
@@ -207,7 +221,15 @@ Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
       sig.types[t] = type;
     }
   }
-  auto kernel = get_or_compile_group_kernel(group_kernel_key(g, group, sig), g, group, sig, target_);
+  // A tuned schedule applies only to the static types its workload key describes.
+  bool use_tuned = !tuned.empty();
+  for (size_t t = 0; use_tuned && t < sig.types.size(); ++t)
+    use_tuned = sig.types[t].dtype == DType::Undefined || sig.types[t] == g.tensors[t].type;
+  Result<JitKernel> kernel = use_tuned ? get_or_compile_tuned_group_kernel(group_kernel_key(g, group, sig), tuned, g,
+                                                                         group, sig, target_)
+                                       : get_or_compile_group_kernel(group_kernel_key(g, group, sig), g, group, sig, target_);
+  if (!kernel.ok() && use_tuned)
+    kernel = get_or_compile_group_kernel(group_kernel_key(g, group, sig), g, group, sig, target_);
   if (!kernel.ok()) return run_nodes_of(group, state);
 
   std::vector<Tensor> outputs;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct ExecutorOptions {
   bool fuse = true;
   /// Intermediate tensors live in one arena laid out by plan_memory (needs fuse).
   bool use_memory_plan = true;
+  /// Tuned schedules: the schedule text to use for a group with this workload key (from a
+  /// tuning database or log), or nothing for the built-in schedule. Used only when the
+  /// group's run-time types are the graph's static ones the key was computed from.
+  std::function<std::optional<std::string>(const std::string &workload_key)> schedule_for;
 };
 
 /// Runs a graph. The graph is shared and never modified; run() may be called from several
@@ -64,6 +69,8 @@ class GraphExecutor {
   const MemoryPlan &memory_plan() const { return plan_; }
   /// Kernels launched by the last run (host ops excluded).
   int last_kernel_launches() const { return last_launches_; }
+  /// Groups that run with a tuned schedule (see ExecutorOptions::schedule_for).
+  int tuned_groups() const;
 
  private:
   struct RunState;
@@ -78,6 +85,7 @@ class GraphExecutor {
   ExecutorOptions options_;
   std::vector<FusedGroup> groups_;
   std::vector<GroupSignature> signatures_;
+  std::vector<std::string> tuned_schedule_;  // per group: schedule text, empty for built-in
   MemoryPlan plan_;
   mutable std::mutex arena_mutex_;
   mutable std::vector<std::shared_ptr<uint8_t[]>> free_arenas_;

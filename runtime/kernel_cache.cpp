@@ -109,6 +109,19 @@ Result<JitKernel> get_or_compile_group_kernel(const std::string &key, const Grap
       target.to_string() + "|group|" + key, [&] { return build_group_pipeline(graph, group, signature); }, target);
 }
 
+Result<JitKernel> get_or_compile_tuned_group_kernel(const std::string &key, const std::string &schedule_text,
+                                                    const Graph &graph, const FusedGroup &group,
+                                                    const GroupSignature &signature, const Target &target) {
+  return get_or_compile(
+      target.to_string() + "|tuned|" + key + "|" + schedule_text,
+      [&]() -> Result<std::shared_ptr<NodePipeline>> {
+        auto schedule = parse_schedule(schedule_text);
+        if (!schedule.ok()) return schedule.error();
+        return build_scheduled_group_pipeline(graph, group, signature, schedule.value());
+      },
+      target);
+}
+
 KernelCacheStats kernel_cache_stats() {
   std::lock_guard<std::mutex> lock(cache().mutex);
   return cache().stats;

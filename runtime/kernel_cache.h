@@ -36,6 +36,11 @@ Result<JitKernel> get_or_compile_kernel(const Node &node, int64_t opset,
 Result<JitKernel> get_or_compile_group_kernel(const std::string &key, const Graph &graph, const FusedGroup &group,
                                               const GroupSignature &signature, const Target &target);
 
+/// The same with a tuned schedule (its text) replayed onto the group's plain compute.
+Result<JitKernel> get_or_compile_tuned_group_kernel(const std::string &key, const std::string &schedule_text,
+                                                    const Graph &graph, const FusedGroup &group,
+                                                    const GroupSignature &signature, const Target &target);
+
 /// Key text of a group specialization: every member's kernel_key with its wiring, and
 /// which tensors the group writes.
 std::string group_kernel_key(const Graph &graph, const FusedGroup &group, const GroupSignature &signature);

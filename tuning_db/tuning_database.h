@@ -1,0 +1,120 @@
+#pragma once
+// The tuning database: every measurement the tuner makes, in SQLite (DESIGN.md, tuning_db/).
+// WAL mode and a busy timeout let several tuner processes write at once; each record is
+// its own short transaction, so whatever was measured is on disk the moment it returns.
+// One TuningDatabase is one connection: use it from one thread at a time.
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/result.h"
+#include "tuning_db/best_record_source.h"
+#include "tuning_db/tuning_record.h"
+
+struct sqlite3;
+
+namespace tessel {
+
+struct DatabaseOpenOptions {
+  /// Queries only; the file must exist and have the current schema (nothing is migrated).
+  bool read_only = false;
+  /// How long a write waits for another process's transaction before giving up.
+  int busy_timeout_ms = 10000;
+};
+
+struct TargetStats {
+  std::string target;
+  std::string machine;
+  int64_t records = 0;
+  int64_t ok_records = 0;
+  int64_t workloads = 0;  // distinct workloads with a record on this target
+};
+
+struct DatabaseStats {
+  int schema_version = 0;
+  int64_t workloads = 0;
+  int64_t targets = 0;
+  int64_t records = 0;
+  std::map<RecordStatus, int64_t> records_by_status;  // every status present, zero when none
+  std::vector<TargetStats> per_target;                // ordered by target text
+};
+
+/// Which records export_jsonl writes; empty fields do not filter.
+struct ExportFilter {
+  std::string target;
+  std::string workload_key;
+  bool ok_only = false;
+};
+
+struct ImportSummary {
+  int64_t lines = 0;        // non-blank lines read
+  int64_t inserted = 0;     // new records
+  int64_t duplicates = 0;   // records already present (same workload, target, schedule hash)
+  int64_t new_workloads = 0;
+};
+
+class TuningDatabase : public BestRecordSource {
+ public:
+  /// Opens `path`, creating it (and the schema) when missing and migrating an older
+  /// schema. Errors name the file: not a database, newer schema, locked, read-only, ...
+  static Result<TuningDatabase> open(const std::string &path, const DatabaseOpenOptions &options = {});
+
+  TuningDatabase(TuningDatabase &&other) noexcept;
+  TuningDatabase &operator=(TuningDatabase &&other) noexcept;
+  TuningDatabase(const TuningDatabase &) = delete;
+  TuningDatabase &operator=(const TuningDatabase &) = delete;
+  ~TuningDatabase() override;
+
+  const std::string &path() const { return path_; }
+
+  /// Records the workload's text under its key (idempotent). A different text under a key
+  /// already present is an error: keys are hashes of the text, so it means a collision or
+  /// a damaged file.
+  Result<void> add_workload(const std::string &key, const std::string &workload_text);
+  Result<std::optional<std::string>> workload_text(const std::string &key) const;
+
+  /// Adds a measured record (its workload must have been added). Returns false, and
+  /// changes nothing, when the same (workload, target, schedule_hash) is already recorded:
+  /// a schedule is never measured twice. Fills tool_version and created_at when empty.
+  Result<bool> add_record(const TuningRecord &record);
+  Result<bool> has_record(const std::string &workload_key, const std::string &target,
+                          const std::string &schedule_hash) const;
+
+  Result<std::optional<TuningRecord>> best(const std::string &workload_key, const std::string &target) const override;
+  /// The k fastest ok records, fastest first (the tuner's seeds).
+  Result<std::vector<TuningRecord>> top_k(const std::string &workload_key, const std::string &target, int k) const;
+  /// Every record of the target, any status, oldest first; with limit >= 0 only the newest
+  /// `limit` of them (the cost model's training set).
+  Result<std::vector<TuningRecord>> records_for_target(const std::string &target, int64_t limit = -1) const;
+  /// Schedule hashes already measured (any status) for the workload on the target.
+  Result<std::set<std::string>> measured_hashes(const std::string &workload_key, const std::string &target) const;
+
+  Result<DatabaseStats> stats() const;
+
+  /// Writes the tuning log (one JSON line per record, oldest first); returns the count.
+  Result<int64_t> export_jsonl(std::ostream &out, const ExportFilter &filter = {}) const;
+  /// Reads a tuning log in one transaction: a malformed line is an error naming
+  /// `source_name` and the line number, and then nothing of the log is applied.
+  Result<ImportSummary> import_jsonl(std::istream &in, const std::string &source_name = "tuning log");
+
+ private:
+  TuningDatabase(sqlite3 *db, std::string path) : db_(db), path_(std::move(path)) {}
+  static Result<TuningDatabase> connect(const std::string &path, const DatabaseOpenOptions &options, bool immutable);
+  /// Writers for use inside an open transaction.
+  Result<bool> insert_workload(const std::string &key, const std::string &workload_text);
+  Result<int64_t> ensure_target(const std::string &target, const std::string &machine);
+  Result<bool> insert_record(const TuningRecord &record);
+  /// nullopt when the target was never recorded.
+  Result<std::optional<int64_t>> find_target(const std::string &target) const;
+  Result<std::vector<TuningRecord>> fastest_ok(const std::string &workload_key, const std::string &target,
+                                               int64_t limit) const;
+
+  sqlite3 *db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace tessel

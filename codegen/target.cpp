@@ -2,7 +2,9 @@
 
 #include "codegen/target.h"
 
+#include <cstdlib>
 #include <sstream>
+#include <thread>
 
 namespace tessel {
 
@@ -30,6 +32,18 @@ std::string Target::halide_target() const {
   if (mcpu == "haswell" || mcpu == "avx2")
     return Halide::Target("x86-64-linux-avx2-fma-f16c-sse41").to_string();
   return host.to_string();
+}
+
+CpuTargetDesc cpu_target_desc(const Target &target) {
+  const Halide::Target t(target.halide_target());
+  CpuTargetDesc desc;
+  if (t.has_feature(Halide::Target::AVX512)) desc = avx512_target();
+  else if (t.has_feature(Halide::Target::AVX2)) desc = avx2_target();
+  else desc = CpuTargetDesc{2, 128, 16};
+  const char *env = std::getenv("HL_NUM_THREADS");
+  const int threads = env ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
+  desc.threads = std::max(1, threads);
+  return desc;
 }
 
 Result<Target> parse_target(const std::string &text) {

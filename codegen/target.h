@@ -3,6 +3,7 @@
 #include <string>
 
 #include "graph/result.h"
+#include "schedule/cpu_target.h"
 
 namespace tessel {
 
@@ -17,6 +18,10 @@ struct Target {
   /// The Halide target string this maps to (e.g. "x86-64-linux-avx512_skylake").
   std::string halide_target() const;
 };
+
+/// What the CPU sketch rules need to know about a host target: vector width and register
+/// count from its ISA features, threads from HL_NUM_THREADS or the machine.
+CpuTargetDesc cpu_target_desc(const Target &target);
 
 /// Parses `llvm`, `llvm -mcpu=skylake-avx512`, `cuda`, `cuda -arch=sm_86`.
 Result<Target> parse_target(const std::string &text);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -45,6 +46,17 @@ struct Loop {
   bool reduction = false;
   std::set<std::string> origins;  ///< pure axes this loop walks (empty for RVars)
   size_t annotated_by = 0;        ///< the step that set `kind`
+  int split_node = -1;            ///< index into the stage's split tree
+};
+
+/// Where a loop came from: the loop a split made it of. A tile whose pieces all run inside
+/// a loop covers its parent's extent when the split shifts inwards or guards (the product
+/// of the pieces' extents only when it rounds up), so regions follow the tree.
+struct SplitNode {
+  int parent = -1;
+  int extent_term = -1;
+  bool rounds_up = false;  ///< the split that made the children rounds up
+  std::vector<int> children;
 };
 
 struct StageState {
@@ -55,6 +67,14 @@ struct StageState {
   std::vector<std::string> reads;
   std::set<std::string> used_names;  ///< every var name this stage has had
   bool pure_loops_changed = false;   ///< a pure loop was split, fused or annotated
+  std::vector<SplitNode> split_nodes;
+
+  int add_split_node(int parent, int extent_term) {
+    split_nodes.push_back(SplitNode{parent, extent_term, false, {}});
+    const int index = static_cast<int>(split_nodes.size()) - 1;
+    if (parent >= 0) split_nodes[parent].children.push_back(index);
+    return index;
+  }
 
   std::string loop_list() const {
     std::string s;
@@ -209,6 +229,9 @@ class Replay {
     in.extent_term = st.add_term(ExtentTerm{ExtentTerm::Op::Const, {}, factor, -1, -1});
     out.var = outer;
     out.extent_term = st.add_term(ExtentTerm{ExtentTerm::Op::CeilDiv, {}, factor, old.extent_term, -1});
+    if (old.split_node >= 0) st.split_nodes[old.split_node].rounds_up = effective == TailStrategy::RoundUp;
+    in.split_node = st.add_split_node(old.split_node, in.extent_term);
+    out.split_node = st.add_split_node(old.split_node, out.extent_term);
     int i = st.find(var);
     st.loops[i] = in;
     st.loops.insert(st.loops.begin() + i + 1, out);
@@ -255,6 +278,7 @@ class Replay {
     fused.reduction = inner.reduction || outer.reduction;
     fused.var = s.fused;
     fused.extent_term = st.add_term(ExtentTerm{ExtentTerm::Op::Mul, {}, 1, inner.extent_term, outer.extent_term});
+    fused.split_node = st.add_split_node(-1, fused.extent_term);
     fused.origins.insert(outer.origins.begin(), outer.origins.end());
     st.loops[st.find(s.inner)] = fused;
     st.loops.erase(st.loops.begin() + st.find(s.outer));
@@ -412,6 +436,7 @@ class Replay {
       desc.pure_axes.push_back(AxisDesc{var, extent, false});
       update.axis_extents[var] = extent;
       l.extent_term = update.add_term(ExtentTerm{ExtentTerm::Op::Axis, var, 1, -1, -1});
+      l.split_node = update.add_split_node(-1, l.extent_term);
       l.var = var;
       l.reduction = false;
       l.origins = {var};
@@ -465,6 +490,7 @@ class Replay {
       l.var = a.name;
       st.axis_extents[a.name] = a.extent;
       l.extent_term = st.add_term(ExtentTerm{ExtentTerm::Op::Axis, a.name, 1, -1, -1});
+      l.split_node = st.add_split_node(-1, l.extent_term);
       l.reduction = a.reduction;
       if (!a.reduction) l.origins = {a.name};
       st.loops.push_back(l);
@@ -570,6 +596,8 @@ class Replay {
   // ---- extents where Funcs are placed ----
   /// Loop i of stage s of Func f, measured over the region f computes where it is placed.
   int64_t loop_extent(int f, int s, int i) const;
+  /// An extent term of stage s of Func f, over the region f computes where it is placed.
+  int64_t term_extent(int f, int s, int term) const;
   /// The region (per pure axis, innermost first) f computes at its compute site.
   std::vector<int64_t> computed_region(int f) const { return region(f, compute_site(funcs_[f])); }
 
@@ -707,19 +735,45 @@ int64_t Replay::extent_inside(int c, const Site &site, const std::string &axis) 
       if (axes[a].name == axis) return own[a];
     return 1;
   }
-  int64_t extent = 1;
+  // The axis' loops inside the site, by split-tree node; a node whose pieces all run inside
+  // covers its own extent (or the pieces' product when its split rounds up).
+  std::map<int, int> inside;
   for (int i = 0; i < at; ++i)
-    if (st.loops[i].origins == std::set<std::string>{axis}) extent *= loop_extent(c, site.stage, i);
+    if (st.loops[i].origins == std::set<std::string>{axis}) inside[st.loops[i].split_node] = i;
+  std::map<int, std::optional<int64_t>> memo;
+  std::function<std::optional<int64_t>(int)> covered = [&](int node) -> std::optional<int64_t> {
+    auto known = memo.find(node);
+    if (known != memo.end()) return known->second;
+    std::optional<int64_t> result;
+    auto it = inside.find(node);
+    const SplitNode &n = st.split_nodes[node];
+    if (it != inside.end()) {
+      result = loop_extent(c, site.stage, it->second);
+    } else if (n.children.size() == 2) {
+      const std::optional<int64_t> a = covered(n.children[0]), b = covered(n.children[1]);
+      if (a && b) result = n.rounds_up ? *a * *b : term_extent(c, site.stage, n.extent_term);
+    }
+    return memo[node] = result;
+  };
+  int64_t extent = 1;
+  for (size_t node = 0; node < st.split_nodes.size(); ++node) {
+    const std::optional<int64_t> e = covered(static_cast<int>(node));
+    const int parent = st.split_nodes[node].parent;
+    if (e && (parent < 0 || !covered(parent))) extent *= *e;
+  }
   return extent;
 }
 
 int64_t Replay::loop_extent(int f, int s, int i) const {
+  return term_extent(f, s, funcs_[f].stages[s].loops[i].extent_term);
+}
+
+int64_t Replay::term_extent(int f, int s, int term) const {
   const FuncState &func = funcs_[f];
   const std::vector<int64_t> region = computed_region(f);
   std::map<std::string, int64_t> axes;
   for (size_t a = 0; a < region.size(); ++a) axes[func.desc.pure_axes[a].name] = region[a];
-  const StageState &st = func.stages[s];
-  return st.extent(st.loops[i].extent_term, axes);
+  return func.stages[s].extent(term, axes);
 }
 
 std::vector<int64_t> Replay::region(int f, const Site &site) const {

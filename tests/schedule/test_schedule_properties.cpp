@@ -1,0 +1,167 @@
+// Property tests of the schedule space: schedules sampled from the CPU sketches must apply,
+// compile and compute what the built-in default schedule computes, on the real task
+// pipelines (plain conv/matmul with fused epilogues, and tasks whose members keep built-in
+// internal schedules). TESSEL_PROPERTY_SAMPLES sets the samples per task (default 8; the
+// issue's full run uses 200).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "codegen/target.h"
+#include "schedule/mutation.h"
+#include "schedule/sampler.h"
+#include "tests/schedule/task_test_util.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+int samples_per_task() {
+  const char *env = std::getenv("TESSEL_PROPERTY_SAMPLES");
+  return env ? std::max(1, std::atoi(env)) : 8;
+}
+
+Attributes ints_attrs(std::initializer_list<std::pair<const char *, std::vector<int64_t>>> values) {
+  Attributes a;
+  for (const auto &[name, v] : values) a.set(name, v);
+  return a;
+}
+
+std::shared_ptr<const Graph> matmul(int64_t m, int64_t n, int64_t k) {
+  GraphBuilder b("matmul");
+  const int a = b.input("a", DType::Float32, {m, k});
+  return b.finish({b.node("MatMul", {a, b.weight("w", DType::Float32, {k, n}, 7)})});
+}
+
+std::shared_ptr<const Graph> conv(int64_t c_in, int64_t c_out, int64_t hw, int64_t kernel, int64_t stride,
+                                  int64_t group) {
+  GraphBuilder b("conv");
+  const int x = b.input("x", DType::Float32, {1, c_in, hw, hw});
+  const int w = b.weight("w", DType::Float32, {c_out, c_in / group, kernel, kernel}, 3);
+  const int64_t pad = kernel / 2;
+  Attributes attrs = ints_attrs({{"pads", {pad, pad, pad, pad}}, {"strides", {stride, stride}}});
+  attrs.set("group", group);
+  return b.finish({b.node("Conv", {x, w, b.weight("b", DType::Float32, {c_out}, 4)}, attrs)});
+}
+
+/// ResNet's basic-block tail: conv 3x3 + bias + ReLU + residual Add, one fused task.
+std::shared_ptr<const Graph> conv_bias_relu_residual(int64_t c, int64_t hw) {
+  GraphBuilder b("block");
+  const int x = b.input("x", DType::Float32, {1, c, hw, hw});
+  const int w = b.weight("w", DType::Float32, {c, c, 3, 3}, 3);
+  const int conv = b.node("Conv", {x, w, b.weight("b", DType::Float32, {c}, 4)}, ints_attrs({{"pads", {1, 1, 1, 1}}}));
+  return b.finish({b.node("Add", {b.node("Relu", {conv}), x})});
+}
+
+std::shared_ptr<const Graph> softmax(int64_t rows, int64_t cols) {
+  GraphBuilder b("softmax");
+  return b.finish({b.node("Softmax", {b.input("x", DType::Float32, {rows, cols})})});
+}
+
+std::shared_ptr<const Graph> layer_norm(int64_t rows, int64_t cols) {
+  GraphBuilder b("layer_norm");
+  const int x = b.input("x", DType::Float32, {rows, cols});
+  Attributes attrs;
+  attrs.set("axis", int64_t{-1});
+  return b.finish({b.node("LayerNormalization",
+                          {x, b.weight("g", DType::Float32, {cols}, 5), b.weight("b", DType::Float32, {cols}, 6)}, attrs)});
+}
+
+std::shared_ptr<const Graph> reduce_sum(int64_t rows, int64_t cols) {
+  GraphBuilder b("reduce");
+  const int x = b.input("x", DType::Float32, {rows, cols});
+  TensorType axes_type{DType::Int64, {1}, true};
+  const int axes = b.g.add_tensor({"axes", axes_type, Tensor::from_int64s({1}, {1})});
+  return b.finish({b.node("ReduceSum", {x, axes})});
+}
+
+std::shared_ptr<const Graph> transpose(int64_t rows, int64_t cols) {
+  GraphBuilder b("transpose");
+  return b.finish({b.node("Transpose", {b.input("x", DType::Float32, {rows, cols})}, ints_attrs({{"perm", {1, 0}}}))});
+}
+
+/// Samples schedules for the task and checks each against the default schedule's output.
+void check_sampled_schedules(const std::string &label, std::shared_ptr<const Graph> graph) {
+  TaskInstance task = largest_task(std::move(graph));
+  const CpuTargetDesc cpu = cpu_target_desc(Target{});
+  std::mt19937_64 rng(2026);
+  SamplerStats stats;
+  const int count = samples_per_task();
+  const std::vector<Schedule> schedules = sample_schedules(task.compute, cpu, count, rng, &stats);
+  REQUIRE(static_cast<int>(schedules.size()) == count);
+
+  const std::vector<Tensor> inputs = task_inputs(task, 99);
+  auto reference_kernel = compile_task(task, nullptr);
+  REQUIRE(reference_kernel.ok());
+  auto reference = run_task(reference_kernel.value(), task, inputs);
+  REQUIRE(reference.ok());
+
+  int failed_to_build = 0, wrong = 0;
+  std::string first_problem;
+  for (const Schedule &schedule : schedules) {
+    auto kernel = compile_task(task, &schedule);
+    if (!kernel.ok()) {
+      ++failed_to_build;
+      if (first_problem.empty()) first_problem = to_text(schedule) + "\n" + kernel.error().message;
+      continue;
+    }
+    auto got = run_task(kernel.value(), task, inputs);
+    const double diff = got.ok() ? max_relative_difference(got.value(), reference.value()) : 1e30;
+    if (!(diff < 1e-4)) {
+      ++wrong;
+      if (first_problem.empty())
+        first_problem = to_text(schedule) + "\n" + (got.ok() ? "max relative difference " + std::to_string(diff) : got.error().message);
+    }
+  }
+  std::printf("%-28s %3d schedules: %d did not build, %d wrong; sampler first-try validity %.1f%%, %lld fallbacks\n",
+              label.c_str(), count, failed_to_build, wrong, 100.0 * stats.first_try_rate(),
+              static_cast<long long>(stats.fallbacks));
+  INFO(label << ": " << first_problem);
+  CHECK(wrong == 0);
+  CHECK(failed_to_build * 100 <= count);  // at least 99% apply and compile
+}
+
+}  // namespace
+
+TEST_CASE("sampled schedules of matmul tasks compute the default's output", "[schedule][property]") {
+  check_sampled_schedules("matmul 512x512x512", matmul(512, 512, 512));
+  check_sampled_schedules("matmul 197x83x61", matmul(197, 83, 61));
+}
+
+TEST_CASE("sampled schedules of conv tasks compute the default's output", "[schedule][property]") {
+  check_sampled_schedules("conv 3x3 64->64 56x56", conv(64, 64, 56, 3, 1, 1));
+  check_sampled_schedules("conv 1x1 64->128 28x28", conv(64, 128, 28, 1, 1, 1));
+  check_sampled_schedules("conv 3x3 s2 64->128 56x56", conv(64, 128, 56, 3, 2, 1));
+  check_sampled_schedules("depthwise 3x3 32ch 28x28", conv(32, 32, 28, 3, 1, 32));
+  check_sampled_schedules("conv+bias+relu+residual", conv_bias_relu_residual(32, 28));
+}
+
+TEST_CASE("sampled schedules of other tasks compute the default's output", "[schedule][property]") {
+  check_sampled_schedules("softmax 64x1000", softmax(64, 1000));
+  check_sampled_schedules("layer norm 128x256", layer_norm(128, 256));
+  check_sampled_schedules("reduce sum 64x4096 axis 1", reduce_sum(64, 4096));
+  check_sampled_schedules("transpose 256x384", transpose(256, 384));
+}
+
+TEST_CASE("mutations of sampled schedules stay valid and compute the same", "[schedule][property]") {
+  TaskInstance task = largest_task(conv_bias_relu_residual(16, 14));
+  const CpuTargetDesc cpu = cpu_target_desc(Target{});
+  std::mt19937_64 rng(7);
+  const std::vector<Tensor> inputs = task_inputs(task, 5);
+  auto reference = run_task(compile_task(task, nullptr).value(), task, inputs).value();
+  Schedule current = sample_schedules(task.compute, cpu, 1, rng).front();
+  for (int i = 0; i < 4; ++i) {
+    auto next = mutate_schedule(task.compute, current, cpu, rng);
+    INFO((next.ok() ? std::string() : next.error().message));
+    REQUIRE(next.ok());
+    CHECK(next.value() != current);
+    auto kernel = compile_task(task, &next.value());
+    INFO(to_text(next.value()) << (kernel.ok() ? std::string() : kernel.error().message));
+    REQUIRE(kernel.ok());
+    CHECK(max_relative_difference(run_task(kernel.value(), task, inputs).value(), reference) < 1e-4);
+    current = next.value();
+  }
+}

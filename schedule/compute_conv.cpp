@@ -373,7 +373,24 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p) {
     index.push_back(n);
     value = p.unpadded_input(index);
   } else {
-    value = p.source_value(coords, channel, n);
+    // The zero-padded input, materialized once (a fixed internal stage, not part of the
+    // schedule): the accumulation loop then reads it without bounds selects.
+    std::vector<Var> args;
+    std::vector<Expr> padded_coords(spatial);
+    for (size_t d = spatial; d-- > 0;) {
+      args.emplace_back("u" + std::to_string(d));
+      padded_coords[d] = args.back();
+    }
+    Var ch("ch"), batch("batch");
+    args.insert(args.end(), {ch, batch});
+    Func padded(func_name(p.name, "padded"));
+    padded(args) = p.source_value(padded_coords, ch, batch);
+    schedule_source(padded, p.input_elements, static_cast<int>(args.size()) - 2);
+    std::vector<Expr> index;  // Halide order
+    for (size_t d = spatial; d-- > 0;) index.push_back(coords[d]);
+    index.push_back(channel);
+    index.push_back(n);
+    value = padded(index);
   }
   Func acc(func_name(p.name, "acc"));
   acc(halide_order) = Halide::Internal::make_zero(acc_type);

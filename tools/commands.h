@@ -28,6 +28,8 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string target = "llvm";
   bool json = false;
+  /// Tuning database whose best records replace built-in schedules; empty: untuned.
+  std::string db_path;
 };
 int run_command(const RunOptions &options);
 
@@ -38,8 +40,38 @@ struct InspectOptions {
   bool tasks = false;
   bool json = false;
   std::string dot_path;  // Graphviz of the fused graph here; "-" for stdout
+  int task = -1;                 // with --schedule: print this task's schedule and loop nest
+  std::string schedule = "default";  // a schedule file, or "default"
 };
 int inspect_command(const InspectOptions &options);
+
+/// `inspect --task N`: the task's schedule (a file, or "default") and the loop nest it means.
+int print_task_schedule(const Graph &graph, int task_index, const std::string &schedule_source,
+                        const std::string &target);
+
+struct BenchOptions {
+  std::string kind;  // matmul | conv
+  std::string spec;  // MxNxK | N,C,H,W,K,R,S[,stride[,pad]]
+  std::string target = "llvm";
+  int samples = 64;
+  uint64_t seed = 1;
+  int threads = 0;
+  bool json = false;
+};
+int bench_command(const BenchOptions &options);
+
+struct TuneCommandOptions {
+  OptimizeOptions optimize;
+  std::string model_path;
+  std::string target = "llvm";
+  std::string db_path = "tessel.db";
+  int trials = 2000;
+  int batch = 8;
+  int jobs = 0;
+  int threads = 0;
+  uint64_t seed = 1;
+};
+int tune_command(const TuneCommandOptions &options);
 
 /// load_model, then the graph optimizer as the options say; errors are printed by callers.
 Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options);

@@ -50,6 +50,7 @@ int inspect_command(const InspectOptions &options) {
     return 1;
   }
   const Graph &g = graph.value();
+  if (options.task >= 0) return print_task_schedule(g, options.task, options.schedule, options.optimize.target);
   if (!options.dot_path.empty()) {
     const std::string dot = fused_graph_dot(g, partition_graph(g));
     // On stdout the DOT is all that is printed, so it can be piped into `dot`.

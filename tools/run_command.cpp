@@ -13,6 +13,7 @@
 #include "runtime/npy.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"
+#include "tuning_db/tuning_database.h"
 
 namespace tessel {
 
@@ -61,7 +62,23 @@ int run_command(const RunOptions &options) {
   }
 
   auto shared = std::make_shared<const Graph>(std::move(graph.value()));
-  GraphExecutor executor(shared, target.value());
+  ExecutorOptions executor_options;
+  std::shared_ptr<TuningDatabase> db;
+  if (!options.db_path.empty()) {
+    if (!std::filesystem::exists(options.db_path)) return fail("tuning database '" + options.db_path + "' does not exist");
+    DatabaseOpenOptions read_only;
+    read_only.read_only = true;
+    auto opened = TuningDatabase::open(options.db_path, read_only);
+    if (!opened.ok()) return fail(opened.error().message);
+    db = std::make_shared<TuningDatabase>(std::move(opened.value()));
+    const std::string target_text = target->to_string();
+    executor_options.schedule_for = [db, target_text](const std::string &key) -> std::optional<std::string> {
+      auto best = db->best(key, target_text);
+      if (!best.ok() || !best.value() || best.value()->schedule_text.empty()) return std::nullopt;
+      return best.value()->schedule_text;
+    };
+  }
+  GraphExecutor executor(shared, target.value(), executor_options);
   auto start = std::chrono::steady_clock::now();
   auto outputs = executor.run(inputs);
   const double first_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -107,6 +124,7 @@ int run_command(const RunOptions &options) {
     json.key("median_ms").value(median_ms);
     json.key("repeats").value(static_cast<int64_t>(times_ms.size()));
     json.key("kernels_compiled").value(static_cast<int64_t>(stats.compiled));
+    json.key("tuned_groups").value(static_cast<int64_t>(executor.tuned_groups()));
     json.key("compile_seconds").value(stats.compile_seconds);
     json.end_object();
     std::printf("%s\n", json.str().c_str());
@@ -118,6 +136,8 @@ int run_command(const RunOptions &options) {
                 (*outputs)[i].type().to_string().c_str(), i < written.size() ? ("  -> " + written[i]).c_str() : "");
   std::printf("first run %.2f ms (includes compiling %d kernels in %.2f s)\n", first_run_ms, stats.compiled,
               stats.compile_seconds);
+  if (db) std::printf("%d of %zu fused groups run tuned schedules from %s\n", executor.tuned_groups(),
+                      executor.groups().size(), options.db_path.c_str());
   if (!times_ms.empty())
     std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", median_ms, times_ms.size(),
                 times_ms.front(), times_ms.back());

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: build the CLI, describe the model, run it on the host
-# CPU with the bundled input, and check the output against PyTorch's.
+# The main job on the bundled example: build the CLI, describe the model, tune it on the host
+# CPU (a short search; every measurement lands in ./tessel.db), run it with the tuned schedules
+# and the bundled input, and check the output against PyTorch's.
+# (`tessel compile` to a deployable artifact comes with the deploy issue; until then `run --db`
+# JIT-compiles the tuned schedules.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/install_deps.sh
@@ -8,7 +11,10 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target tessel -j"$(nproc)"
 model=examples/models/tiny_cnn.onnx
 ./build/tools/tessel inspect "$model"
-./build/tools/tessel run "$model" --input input=examples/models/tiny_cnn.input.npy --output-dir out/tiny_cnn --repeat 20
+./build/tools/tessel inspect "$model" --tasks
+./build/tools/tessel tune "$model" --target llvm --trials "${TESSEL_EXAMPLE_TRIALS:-48}" --db tessel.db
+./build/tools/tessel run "$model" --db tessel.db --input input=examples/models/tiny_cnn.input.npy \
+  --output-dir out/tiny_cnn --repeat 20
 /usr/bin/python3 - <<'PY'
 import numpy as np
 got = np.load("out/tiny_cnn/output.npy"); want = np.load("examples/models/tiny_cnn.expected.npy")

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/commands.h"
+#include "tools/db_options.h"
 
 int main(int argc, char **argv) {
   CLI::App app{"tessel: tensor-program scheduler and auto-tuner"};
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--seed", run.seed, "seed for random inputs");
   run_cmd->add_option("--target", run.target, "compilation target (llvm)");
   run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
+  run_cmd->add_option("--db", run.db_path, "use the best schedules recorded in this tuning database");
 
   auto add_optimize_flags = [](CLI::App *cmd, tessel::OptimizeOptions &o) {
     cmd->add_flag("!--no-passes", o.enabled, "run the graph as imported, without the optimizer's passes");
@@ -38,7 +40,35 @@ int main(int argc, char **argv) {
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
   inspect_cmd->add_option("--target", inspect.optimize.target, "target whose layout passes run (llvm, cuda)");
   inspect_cmd->add_option("--dot", inspect.dot_path, "write the fused graph as Graphviz DOT to FILE ('-': stdout)");
+  inspect_cmd->add_option("--task", inspect.task, "print the schedule and loop nest of task N (see --tasks)");
+  inspect_cmd->add_option("--schedule", inspect.schedule, "with --task: a schedule file, or 'default'");
   add_optimize_flags(inspect_cmd, inspect.optimize);
+
+  tessel::TuneCommandOptions tune;
+  CLI::App *tune_cmd = app.add_subcommand("tune", "Search schedules for every task of a model, recording in the tuning database");
+  tune_cmd->add_option("model", tune.model_path, "model.onnx")->required();
+  tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
+  tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");
+  tune_cmd->add_option("--batch", tune.batch, "candidates measured per round")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--jobs,-j", tune.jobs, "parallel builders (default: one per core)")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--threads,-t", tune.threads, "threads a kernel runs with (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--seed", tune.seed, "search seed");
+  add_optimize_flags(tune_cmd, tune.optimize);
+
+  tessel::BenchOptions bench;
+  CLI::App *bench_cmd = app.add_subcommand("bench", "Kernel micro-benchmark: built-in, sketch default and random schedules");
+  bench_cmd->add_option("kernel", bench.kind, "matmul or conv")->required();
+  bench_cmd->add_option("sizes", bench.spec, "MxNxK, or N,C,H,W,K,R,S[,stride[,pad]] for conv")->required();
+  bench_cmd->add_option("--target", bench.target, "compilation target (llvm)");
+  bench_cmd->add_option("--samples", bench.samples, "random schedules to measure")->check(CLI::NonNegativeNumber);
+  bench_cmd->add_option("--seed", bench.seed, "sampling seed");
+  bench_cmd->add_option("--threads,-t", bench.threads, "threads (default: all cores)")->check(CLI::PositiveNumber);
+  bench_cmd->add_flag("--json", bench.json, "machine-readable output");
+
+  tessel::DbOptions db;
+  CLI::App *db_cmd = tessel::add_db_command(app, db);
 
   try {
     app.parse(argc, argv);
@@ -47,6 +77,10 @@ int main(int argc, char **argv) {
   }
   run.optimize.target = run.target;  // one --target decides both the passes and the kernels
   if (*run_cmd) return tessel::run_command(run);
+  tune.optimize.target = tune.target;
   if (*inspect_cmd) return tessel::inspect_command(inspect);
+  if (*tune_cmd) return tessel::tune_command(tune);
+  if (*bench_cmd) return tessel::bench_command(bench);
+  if (*db_cmd) return tessel::db_command(db);
   return 2;
 }

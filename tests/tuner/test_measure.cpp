@@ -1,0 +1,78 @@
+// Measurement in worker processes: good schedules are timed and checked, bad ones become
+// error records, and a crashing or hanging worker costs one record.
+#include <catch2/catch.hpp>
+
+#include "graph/fuse.h"
+#include "schedule/sampler.h"
+#include "tuner/benchmark_problems.h"
+#include "tuner/measure.h"
+
+using namespace tessel;
+
+namespace {
+
+TaskInstance matmul_task(const std::string &spec) {
+  auto graph = make_benchmark_graph("matmul", spec);
+  REQUIRE(graph.ok());
+  auto task = make_task_instance(graph.value(), partition_graph(*graph.value()).front());
+  REQUIRE(task.ok());
+  return task.value();
+}
+
+MeasureOptions quick_options() {
+  MeasureOptions options;
+  options.timing.min_runs = 3;
+  options.timing.min_seconds = 0.01;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("workers time good schedules and report bad ones as errors", "[tuner][measure]") {
+  TaskInstance task = matmul_task("96x80x64");
+  Measurer measurer(task, Target{}, quick_options());
+  auto baseline = measurer.prepare_reference();
+  INFO((baseline.ok() ? std::string() : baseline.error().message));
+  REQUIRE(baseline.ok());
+  CHECK(baseline->median_seconds > 0);
+
+  const Schedule good = default_cpu_schedule(task.compute, avx512_target());
+  auto bad = parse_schedule("tessel-schedule v1\nsplit no_such_func x xo xi 4 auto\n");
+  REQUIRE(bad.ok());
+  const auto results = measurer.measure({good, bad.value()});
+  REQUIRE(results.size() == 2);
+  INFO(results[0].error);
+  CHECK(results[0].status == MeasureStatus::Ok);
+  CHECK(results[0].seconds.size() >= 3);
+  CHECK(results[0].median_seconds > 0);
+  CHECK(results[0].compile_seconds > 0);
+  CHECK(results[1].status == MeasureStatus::CompileError);
+  CHECK(results[1].error.find("no_such_func") != std::string::npos);
+}
+
+TEST_CASE("a crashing or hanging worker costs one record", "[tuner][measure]") {
+  TaskInstance task = matmul_task("32x32x32");
+  const Schedule good = default_cpu_schedule(task.compute, avx512_target());
+  MeasureOptions crash = quick_options();
+  crash.inject_fault = "crash";
+  Measurer crashing(task, Target{}, crash);
+  auto crashed = crashing.measure({good, good});
+  REQUIRE(crashed.size() == 2);
+  CHECK(crashed[0].status == MeasureStatus::Crash);
+  CHECK(crashed[0].error.find("Segmentation") != std::string::npos);
+  CHECK(crashed[1].status == MeasureStatus::Crash);
+
+  MeasureOptions hang = quick_options();
+  hang.inject_fault = "hang";
+  hang.run_timeout_seconds = 1;
+  Measurer hanging(task, Target{}, hang);
+  auto hung = hanging.measure({good});
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].status == MeasureStatus::Timeout);
+
+  // A fresh measurer in the same process still measures normally afterwards.
+  Measurer fine(task, Target{}, quick_options());
+  auto ok = fine.measure({good});
+  INFO(ok[0].error);
+  CHECK(ok[0].status == MeasureStatus::Ok);
+}

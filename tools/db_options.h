@@ -1,0 +1,33 @@
+#pragma once
+// `tessel db stats|best|export|import`: options of the tuning-database subcommand.
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace tessel {
+
+struct DbOptions {
+  enum class Action { None, Stats, Best, Export, Import };
+  Action action = Action::None;
+  std::string db_path = "tessel.db";
+  bool json = false;                 // stats, best: machine-readable output
+  std::string workload_key;          // best
+  std::string best_target = "llvm";  // best
+  int top = 1;                       // best: the k fastest
+  std::string export_target;         // export: only this target (empty: all)
+  std::string export_workload;       // export: only this workload (empty: all)
+  bool ok_only = false;              // export: only ok records
+  std::string output_path;           // export: file (empty or "-": stdout)
+  std::string log_path;              // import
+};
+
+/// Adds `db` and its four subcommands to the CLI, filling `options`; returns the `db` command.
+/// In main: `CLI::App *db_cmd = tessel::add_db_command(app, db);` ... `if (*db_cmd) return tessel::db_command(db);`
+CLI::App *add_db_command(CLI::App &app, DbOptions &options);
+
+/// Runs the action; the exit code: 0 done, 1 error (printed as one line on stderr).
+int db_command(const DbOptions &options);
+
+}  // namespace tessel

@@ -1,0 +1,39 @@
+#include "tuner/kernel_timing.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace tessel {
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+Result<Timing> time_task(const JitKernel &kernel, const TaskInstance &task, const std::vector<Tensor> &inputs,
+                         const TimingOptions &options) {
+  std::vector<const Tensor *> pointers;
+  for (const Tensor &t : inputs) pointers.push_back(&t);
+  std::vector<Tensor> outputs;
+  for (int t : task.signature.outputs) outputs.emplace_back(task.signature.types[t].dtype, task.signature.types[t].shape);
+  for (int i = 0; i < options.warmup_runs; ++i)
+    if (auto ran = kernel.run(pointers, outputs); !ran.ok()) return ran.error();
+  Timing timing;
+  double total = 0;
+  using clock = std::chrono::steady_clock;
+  while (static_cast<int>(timing.seconds.size()) < options.max_runs &&
+         (static_cast<int>(timing.seconds.size()) < options.min_runs || total < options.min_seconds)) {
+    const auto start = clock::now();
+    if (auto ran = kernel.run(pointers, outputs); !ran.ok()) return ran.error();
+    const double s = std::chrono::duration<double>(clock::now() - start).count();
+    timing.seconds.push_back(s);
+    total += s;
+  }
+  timing.median = median_of(timing.seconds);
+  timing.min = *std::min_element(timing.seconds.begin(), timing.seconds.end());
+  return timing;
+}
+
+}  // namespace tessel

@@ -1,0 +1,31 @@
+#pragma once
+// Timing a compiled task: warm-up, then repeated runs until both a minimum measured time and
+// a minimum run count are reached; the median is what gets reported.
+#include <vector>
+
+#include "graph/result.h"
+#include "tuner/task_instance.h"
+
+namespace tessel {
+
+struct TimingOptions {
+  int warmup_runs = 2;
+  int min_runs = 10;
+  double min_seconds = 0.1;
+  int max_runs = 10000;
+};
+
+struct Timing {
+  std::vector<double> seconds;  // every timed run, in order
+  double median = 0;
+  double min = 0;
+};
+
+/// Times `kernel` on `inputs` (outputs are allocated once, reused by every run).
+Result<Timing> time_task(const JitKernel &kernel, const TaskInstance &task, const std::vector<Tensor> &inputs,
+                         const TimingOptions &options = {});
+
+/// Median of values (0 when empty).
+double median_of(std::vector<double> values);
+
+}  // namespace tessel

@@ -1,0 +1,70 @@
+#pragma once
+// Measurement of candidate schedules, each compiled and run in its own worker process with
+// timeouts, so a kernel that crashes, hangs or runs out of memory costs one record, not
+// the tuning run. Candidates of a batch compile in parallel (one worker per core); they are
+// then timed one at a time, with no compilation running beside them.
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "tuner/kernel_timing.h"
+#include "tuner/task_instance.h"
+
+namespace tessel {
+
+enum class MeasureStatus { Ok, CompileError, RuntimeError, WrongResult, Timeout, Crash };
+/// "ok", "compile_error", "runtime_error", "wrong_result", "timeout", "crash".
+const char *to_text(MeasureStatus status);
+
+struct MeasureResult {
+  MeasureStatus status = MeasureStatus::Ok;
+  std::string error;  // why, for every status but Ok
+  double compile_seconds = 0;
+  std::vector<double> seconds;  // every timed run
+  double median_seconds = 0;
+};
+
+struct MeasureOptions {
+  int jobs = 0;  // parallel builders; 0: one per core
+  double compile_timeout_seconds = 120;
+  double run_timeout_seconds = 20;  // correctness run + timing of one candidate
+  TimingOptions timing;
+  /// Relative difference from the reference output above which a result is wrong.
+  double tolerance = 1e-4;
+  /// For tests of the isolation: "crash" makes every candidate's worker (not the
+  /// reference's) die of SIGSEGV after compiling, "hang" makes it sleep past the run
+  /// timeout. Empty in real use.
+  std::string inject_fault;
+};
+
+/// Measures schedules of one task. The process that owns a Measurer never runs a Halide
+/// kernel itself (a forked child of a process with a live Halide thread pool would hang):
+/// even the reference output comes from a worker.
+class Measurer {
+ public:
+  Measurer(TaskInstance task, Target target, MeasureOptions options = {});
+  ~Measurer();
+  Measurer(const Measurer &) = delete;
+  Measurer &operator=(const Measurer &) = delete;
+
+  /// Computes the reference output with the built-in schedule (its timing is the untuned
+  /// baseline). Called by measure() when needed.
+  Result<MeasureResult> prepare_reference();
+  /// One result per schedule, in order.
+  std::vector<MeasureResult> measure(const std::vector<Schedule> &schedules);
+
+  const TaskInstance &task() const { return task_; }
+  const MeasureResult &baseline() const { return baseline_; }
+
+ private:
+  TaskInstance task_;
+  Target target_;
+  MeasureOptions options_;
+  std::vector<Tensor> inputs_;
+  std::vector<Tensor> reference_;
+  MeasureResult baseline_;
+  bool have_reference_ = false;
+  std::string scratch_dir_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,47 @@
+#include "tuner/task_scheduler.h"
+
+#include <algorithm>
+
+namespace tessel {
+
+int TaskScheduler::next_task(int budget_left) const {
+  if (budget_left < 1 || tasks_.empty()) return -1;
+  // Warm-up: every task gets one round before any gets two.
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    if (tasks_[i].history.empty()) return static_cast<int>(i);
+  int best = -1;
+  double best_gain = -1;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const TaskProgress &t = tasks_[i];
+    // Relative improvement over the last two rounds; a floor keeps stalled tasks alive
+    // in proportion to their share of the latency.
+    double recent = 0;
+    if (t.history.size() >= 2) {
+      const double before = t.history[t.history.size() - 2], now = t.history.back();
+      if (before > 0 && now > 0) recent = std::max(0.0, (before - now) / before);
+    } else {
+      recent = 0.5;  // one round only: still much to learn
+    }
+    const double gain = t.weight * t.best_seconds * (recent + 0.05) / (1.0 + 0.01 * t.trials);
+    if (gain > best_gain) {
+      best_gain = gain;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+void TaskScheduler::record_round(int task, int measured, double best_seconds) {
+  TaskProgress &t = tasks_.at(task);
+  t.trials += measured;
+  if (best_seconds > 0 && (t.best_seconds == 0 || best_seconds < t.best_seconds)) t.best_seconds = best_seconds;
+  t.history.push_back(t.best_seconds);
+}
+
+double TaskScheduler::estimated_latency() const {
+  double total = 0;
+  for (const TaskProgress &t : tasks_) total += t.weight * t.best_seconds;
+  return total;
+}
+
+}  // namespace tessel

@@ -1,0 +1,33 @@
+#pragma once
+// Splits a model's trial budget over its tasks (Ansor's task scheduler): a warm-up round
+// for every task, then each round goes to the task whose next batch promises the largest
+// drop in the model's latency: weight x current best latency x recent relative gain.
+#include <vector>
+
+namespace tessel {
+
+struct TaskProgress {
+  int weight = 1;                 // occurrences in the model
+  int trials = 0;                 // candidates measured so far
+  double best_seconds = 0;        // best measured latency (0: nothing measured yet)
+  std::vector<double> history;    // best_seconds after each round of this task
+};
+
+class TaskScheduler {
+ public:
+  explicit TaskScheduler(std::vector<TaskProgress> tasks) : tasks_(std::move(tasks)) {}
+
+  /// The task to tune next, or -1 when `budget_left` < 1.
+  int next_task(int budget_left) const;
+  /// Records a finished round of `task`: `measured` trials, best latency now.
+  void record_round(int task, int measured, double best_seconds);
+
+  /// Estimated model latency: sum of weight x best latency over tasks with a measurement.
+  double estimated_latency() const;
+  const std::vector<TaskProgress> &tasks() const { return tasks_; }
+
+ private:
+  std::vector<TaskProgress> tasks_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,55 @@
+#pragma once
+// `tessel tune`: the tuning loop over a model's tasks. Every measured candidate goes into
+// the tuning database the moment it is measured, so a stopped run loses nothing, and a
+// later run (of this model or another sharing workloads) starts from what is there.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "graph/graph.h"
+#include "tuner/evolutionary_search.h"
+#include "tuner/measure.h"
+#include "tuning_db/tuning_database.h"
+
+namespace tessel {
+
+/// The schedule_hash of a task's built-in schedule in the database (its schedule text is
+/// empty): measured first, so the best record is never slower than untuned execution.
+inline constexpr const char *kBuiltinScheduleHash = "builtin";
+
+struct TuneOptions {
+  int trials = 2000;  // measured candidates for the whole model
+  int batch = 8;      // candidates per round
+  uint64_t seed = 1;
+  MeasureOptions measure;
+  SearchOptions search;
+  /// Progress lines (one per round); nothing when empty.
+  std::function<void(const std::string &)> log;
+};
+
+struct TaskTuneSummary {
+  std::string workload_key;
+  std::string ops;
+  int weight = 1;
+  int64_t flops = 0;
+  int trials = 0;                 // measured in this run
+  double builtin_seconds = 0;     // the untuned (built-in) schedule
+  double best_seconds = 0;        // best record in the database after the run (0: none)
+  std::string skipped;            // why the task was not tuned, if it was not
+};
+
+struct TuneSummary {
+  std::vector<TaskTuneSummary> tasks;
+  int measured = 0;
+  int failed = 0;  // records with a status other than ok
+  double wall_seconds = 0;
+};
+
+Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options);
+
+/// The CPU model name of this machine (from /proc/cpuinfo), stored with every record.
+std::string machine_description();
+
+}  // namespace tessel

@@ -53,6 +53,22 @@ expect 1 "not an .npy file" -- "$tessel" run "$model" --input "input=$tmp/garbag
 expect 2 "" -- "$tessel" run
 expect 2 "" -- "$tessel" frobnicate
 
+# Schedules, tuning and the database.
+expect 0 "loop nest" -- "$tessel" inspect "$model" --task 0 --schedule default
+expect 1 "--task 99 is out of range" -- "$tessel" inspect "$model" --task 99
+printf 'tessel-schedule v1\nsplit nope x xo xi 4 auto\n' > "$tmp/bad.sched"
+expect 1 "does not apply to task 0.*nope" -- "$tessel" inspect "$model" --task 0 --schedule "$tmp/bad.sched"
+expect 0 "best of 2 samples" -- "$tessel" bench matmul 48x40x32 --samples 2
+expect 1 "matmul sizes are MxNxK" -- "$tessel" bench matmul 48x40
+expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 6 --batch 3 --db "$tmp/tune.db"
+expect 0 "records +(1[0-9]|[2-9][0-9])" -- "$tessel" db stats --db "$tmp/tune.db"
+expect 0 "fused groups run tuned schedules" -- "$tessel" run "$model" --db "$tmp/tune.db" --repeat 2
+expect 0 "" -- "$tessel" db export --db "$tmp/tune.db" -o "$tmp/log.jsonl"
+expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
+expect 1 "does not exist" -- "$tessel" run "$model" --db "$tmp/missing.db"
+printf 'this is not sqlite at all, just text padding the header out to a page' > "$tmp/corrupt.db"
+expect 1 "corrupt.db" -- "$tessel" tune "$model" --trials 2 --db "$tmp/corrupt.db"
+
 # Errors are one line.
 lines=$("$tessel" run "$tmp/garbage.onnx" 2>&1 | wc -l)
 [ "$lines" = 1 ] || { echo "FAILED: error took $lines lines"; failures=$((failures + 1)); }

@@ -17,6 +17,11 @@ if [ "${TESSEL_WITH_TORCH:-0}" = 1 ]; then
   build_packages+=(python3-torch)
 fi
 
+# The kernel benchmark (bench/) compares against these vendor libraries; the build never needs them.
+if [ "${TESSEL_WITH_BENCH:-0}" = 1 ]; then
+  build_packages+=(libopenblas-dev libdnnl-dev)
+fi
+
 missing=()
 for p in "${build_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

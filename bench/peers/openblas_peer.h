@@ -1,0 +1,12 @@
+#pragma once
+// Peer: OpenBLAS single-precision GEMM.
+#include "bench/peers/kernel_row.h"
+#include "bench/peers/problems.h"
+
+namespace tessel::bench {
+
+/// cblas_sgemm on the problem's row-major A and B, with `threads` OpenBLAS threads. The note says
+/// which core kernels OpenBLAS chose (SkylakeX only if OPENBLAS_CORETYPE was set at load time).
+KernelRow make_openblas_matmul(const MatmulProblem &problem, int threads);
+
+}  // namespace tessel::bench

@@ -1,0 +1,40 @@
+#pragma once
+// The two benchmark kernels with random inputs and a naive reference output, shared by all rows.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::bench {
+
+/// C[M][N] = A[M][K] * B[K][N], fp32, row-major.
+struct MatmulProblem {
+  int m = 1024, n = 1024, k = 1024;
+  std::vector<float> a, b;
+  std::vector<float> reference;  // accumulated in double
+  double flops() const { return 2.0 * m * n * k; }
+  std::string title() const;
+};
+
+/// out[N][K][OH][OW] = conv(in[N][C][H][W], w[K][C][R][S]), fp32 NCHW/OIHW, no bias.
+struct ConvProblem {
+  int batch = 1, in_channels = 64, out_channels = 64, height = 56, width = 56;
+  int kernel_h = 3, kernel_w = 3, pad = 1, stride = 1;
+  std::vector<float> input, weight;
+  std::vector<float> reference;
+  int out_height() const { return (height + 2 * pad - kernel_h) / stride + 1; }
+  int out_width() const { return (width + 2 * pad - kernel_w) / stride + 1; }
+  double flops() const {
+    return 2.0 * batch * out_channels * out_height() * out_width() * in_channels * kernel_h * kernel_w;
+  }
+  std::string title() const;
+};
+
+/// Inputs uniform in [-1, 1) from a fixed seed, and the reference computed naively.
+MatmulProblem make_matmul_problem(int m, int n, int k, uint32_t seed);
+ConvProblem make_resnet18_conv_problem(uint32_t seed);
+
+/// max |out - ref| / max |ref|: relative to the output's scale, because single elements of a
+/// random-sign sum can be arbitrarily close to zero. Sizes must match (else returns infinity).
+double max_relative_error(const std::vector<float> &out, const std::vector<float> &reference);
+
+}  // namespace tessel::bench

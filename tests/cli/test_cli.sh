@@ -69,6 +69,33 @@ expect 1 "does not exist" -- "$tessel" run "$model" --db "$tmp/missing.db"
 printf 'this is not sqlite at all, just text padding the header out to a page' > "$tmp/corrupt.db"
 expect 1 "corrupt.db" -- "$tessel" tune "$model" --trials 2 --db "$tmp/corrupt.db"
 
+# kill -9 in the middle of a tuning run loses no record: every measurement is its own
+# transaction; a rerun continues from what is there and measures nothing twice.
+records() { "$tessel" db stats --db "$1" --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])' 2>/dev/null || echo 0; }
+"$tessel" tune "$model" --trials 400 --batch 2 --db "$tmp/killed.db" >/dev/null 2>&1 &
+tuner=$!
+for _ in $(seq 1 600); do
+  [ "$(records "$tmp/killed.db")" -ge 12 ] && break
+  sleep 0.2
+done
+kill -9 "$tuner" 2>/dev/null
+wait "$tuner" 2>/dev/null
+before=$(records "$tmp/killed.db")
+if [ "$before" -lt 12 ]; then
+  echo "FAILED: the killed tuning run left $before records (want >= 12)"
+  failures=$((failures + 1))
+else
+  echo "ok: killed tuning run left $before records"
+fi
+expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 4 --batch 2 --db "$tmp/killed.db"
+after=$(records "$tmp/killed.db")
+if [ "$after" != $((before + 4)) ]; then
+  echo "FAILED: rerun after kill -9: $before records, then $after (want $((before + 4)))"
+  failures=$((failures + 1))
+else
+  echo "ok: rerun after kill -9 added exactly 4 records ($before -> $after)"
+fi
+
 # Errors are one line.
 lines=$("$tessel" run "$tmp/garbage.onnx" 2>&1 | wc -l)
 [ "$lines" = 1 ] || { echo "FAILED: error took $lines lines"; failures=$((failures + 1)); }

@@ -108,7 +108,8 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
     builtin.median_seconds = baseline->median_seconds;
     builtin.timings_seconds = baseline->seconds;
     builtin.compile_seconds = baseline->compile_seconds;
-    if (auto added = db.add_record(builtin); !added.ok()) return added.error();
+    if (options.record_builtin)
+      if (auto added = db.add_record(builtin); !added.ok()) return added.error();
     TaskProgress p;
     p.weight = task.weight;
     if (auto best = db.best(task.workload_key, target_text); best.ok() && best.value() && best.value()->median_seconds)
@@ -126,7 +127,7 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
     if (summary.tasks[i].skipped.empty()) summary_row.push_back(i), ++row;
 
   CostModel model;
-  retrain(model, db, target_text);
+  if (options.use_cost_model) retrain(model, db, target_text);
   TaskScheduler scheduler(progress);
   std::mt19937_64 rng(options.seed);
   int budget = options.trials;
@@ -189,7 +190,8 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
     }
     budget -= static_cast<int>(results.size());
     scheduler.record_round(t, static_cast<int>(results.size()), round_best);
-    retrain(model, db, target_text);
+    if (options.use_cost_model) retrain(model, db, target_text);
+    if (options.on_round) options.on_round(options.trials - budget, scheduler.estimated_latency());
     const TaskProgress &p = scheduler.tasks()[t];
     TaskTuneSummary &row = summary.tasks[summary_row[t]];
     row.trials += static_cast<int>(results.size());

@@ -27,6 +27,15 @@ struct TuneOptions {
   SearchOptions search;
   /// Progress lines (one per round); nothing when empty.
   std::function<void(const std::string &)> log;
+  /// false: never train the cost model, so the search picks at random among the same
+  /// sketches (the ablation baseline).
+  bool use_cost_model = true;
+  /// false: the built-in schedule is measured (as the reference) but not recorded, so the
+  /// best record is the best *searched* schedule (for comparing searches).
+  bool record_builtin = true;
+  /// Called after every round with the trials measured so far in this run and the
+  /// estimated model latency (sum of weight x best seconds over the tasks).
+  std::function<void(int trials, double latency_seconds)> on_round;
 };
 
 struct TaskTuneSummary {

@@ -1,5 +1,6 @@
 #pragma once
 // The two benchmark kernels with random inputs and a naive reference output, shared by all rows.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ ConvProblem make_resnet18_conv_problem(uint32_t seed);
 
 /// max |out - ref| / max |ref|: relative to the output's scale, because single elements of a
 /// random-sign sum can be arbitrarily close to zero. Sizes must match (else returns infinity).
-double max_relative_error(const std::vector<float> &out, const std::vector<float> &reference);
+double max_relative_error(const float *out, size_t count, const std::vector<float> &reference);
+
+/// The same for any container with contiguous data() and size() (std::vector<float>, ...).
+template <class Floats>
+double max_relative_error(const Floats &out, const std::vector<float> &reference) {
+  return max_relative_error(out.data(), out.size(), reference);
+}
 
 }  // namespace tessel::bench

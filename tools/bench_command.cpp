@@ -11,20 +11,15 @@
 
 namespace tessel {
 
-static int bench_fail(const std::string &message) {
-  std::fprintf(stderr, "tessel: error: %s\n", message.c_str());
-  return 1;
-}
-
 int bench_command(const BenchOptions &options) {
   if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto target = parse_target(options.target);
-  if (!target.ok()) return bench_fail(target.error().message);
-  if (target->kind != Target::Kind::Host) return bench_fail("`tessel bench` measures on the host CPU; use --target llvm");
+  if (!target.ok()) return fail(target.error().message);
+  if (target->kind != Target::Kind::Host) return fail("`tessel bench` measures on the host CPU; use --target llvm");
   auto graph = make_benchmark_graph(options.kind, options.spec);
-  if (!graph.ok()) return bench_fail(graph.error().message);
+  if (!graph.ok()) return fail(graph.error().message);
   auto task = make_task_instance(graph.value(), partition_graph(*graph.value()).front());
-  if (!task.ok()) return bench_fail(task.error().message);
+  if (!task.ok()) return fail(task.error().message);
   ScheduleBenchmarkOptions bench;
   bench.samples = options.samples;
   bench.seed = options.seed;
@@ -32,7 +27,7 @@ int bench_command(const BenchOptions &options) {
     std::fprintf(stderr, "compiling and timing the built-in schedule, the sketch default and %d samples...\n",
                  options.samples);
   auto result = benchmark_schedules(task.value(), target.value(), bench);
-  if (!result.ok()) return bench_fail(result.error().message);
+  if (!result.ok()) return fail(result.error().message);
   const ScheduleBenchmarkResult &r = result.value();
   auto gflops = [&](const MeasuredSchedule &m) { return m.timing.median > 0 ? r.flops / m.timing.median / 1e9 : 0.0; };
   const MeasuredSchedule *best = r.best();

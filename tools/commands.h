@@ -73,6 +73,9 @@ struct TuneCommandOptions {
 };
 int tune_command(const TuneCommandOptions &options);
 
+/// Prints "tessel: error: MESSAGE" on stderr (one line) and returns exit code 1.
+int fail(const std::string &message);
+
 /// load_model, then the graph optimizer as the options say; errors are printed by callers.
 Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options);
 

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "codegen/target.h"
+#include "tools/commands.h"
 #include "tools/db_options.h"
 #include "tools/json_writer.h"
 #include "tuning_db/tuning_database.h"
@@ -52,11 +53,6 @@ CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
 }
 
 namespace {
-
-int fail(const std::string &message) {
-  std::fprintf(stderr, "tessel: error: %s\n", message.c_str());
-  return 1;
-}
 
 /// Queries never create a database, and work on one the user may not write.
 Result<TuningDatabase> open_existing(const std::string &path) {

@@ -45,10 +45,7 @@ static void print_tasks(const Graph &g) {
 
 int inspect_command(const InspectOptions &options) {
   auto graph = load_optimized_model(options.model_path, options.optimize);
-  if (!graph.ok()) {
-    std::fprintf(stderr, "tessel: error: %s\n", graph.error().message.c_str());
-    return 1;
-  }
+  if (!graph.ok()) return fail(graph.error().message);
   const Graph &g = graph.value();
   if (options.task >= 0) return print_task_schedule(g, options.task, options.schedule, options.optimize.target);
   if (!options.dot_path.empty()) {

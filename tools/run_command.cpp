@@ -26,11 +26,6 @@ static std::string file_safe(const std::string &name) {
   return s;
 }
 
-static int fail(const std::string &message) {
-  std::fprintf(stderr, "tessel: error: %s\n", message.c_str());
-  return 1;
-}
-
 int run_command(const RunOptions &options) {
   if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto target = parse_target(options.target);

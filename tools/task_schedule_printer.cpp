@@ -16,10 +16,6 @@ namespace tessel {
 
 int print_task_schedule(const Graph &graph, int task_index, const std::string &schedule_source,
                         const std::string &target_text) {
-  auto fail = [](const std::string &message) {
-    std::fprintf(stderr, "tessel: error: %s\n", message.c_str());
-    return 1;
-  };
   auto target = parse_target(target_text);
   if (!target.ok()) return fail(target.error().message);
   auto shared = std::make_shared<const Graph>(graph);

@@ -9,10 +9,6 @@
 namespace tessel {
 
 int tune_command(const TuneCommandOptions &options) {
-  auto fail = [](const std::string &message) {
-    std::fprintf(stderr, "tessel: error: %s\n", message.c_str());
-    return 1;
-  };
   if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);

@@ -66,12 +66,7 @@ int run_command(const RunOptions &options) {
     auto opened = TuningDatabase::open(options.db_path, read_only);
     if (!opened.ok()) return fail(opened.error().message);
     db = std::make_shared<TuningDatabase>(std::move(opened.value()));
-    const std::string target_text = target->to_string();
-    executor_options.schedule_for = [db, target_text](const std::string &key) -> std::optional<std::string> {
-      auto best = db->best(key, target_text);
-      if (!best.ok() || !best.value() || best.value()->schedule_text.empty()) return std::nullopt;
-      return best.value()->schedule_text;
-    };
+    executor_options.schedule_for = best_schedule_lookup(db, target->to_string());
   }
   GraphExecutor executor(shared, target.value(), executor_options);
   auto start = std::chrono::steady_clock::now();

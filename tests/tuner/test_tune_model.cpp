@@ -64,14 +64,9 @@ TEST_CASE("tuning records every candidate, resumes without re-measuring, and run
   CHECK(db->stats()->records == 8 + 8 + 2);
 
   // Execution with the best records gives the same outputs as without.
-  const std::string target = Target{}.to_string();
   ExecutorOptions tuned;
-  TuningDatabase *raw = &db.value();
-  tuned.schedule_for = [raw, target](const std::string &key) -> std::optional<std::string> {
-    auto best = raw->best(key, target);
-    if (!best.ok() || !best.value() || best.value()->schedule_text.empty()) return std::nullopt;
-    return best.value()->schedule_text;
-  };
+  auto shared_db = std::make_shared<TuningDatabase>(std::move(db.value()));
+  tuned.schedule_for = best_schedule_lookup(shared_db, Target{}.to_string());
   GraphExecutor plain(graph), with_tuning(graph, Target{}, tuned);
   auto inputs = random_inputs(*graph, 3);
   REQUIRE(inputs.ok());

@@ -113,6 +113,7 @@ struct GraphExecutor::RunState {
   std::shared_ptr<uint8_t[]> arena;
   uint8_t *arena_base = nullptr;
   int launches = 0;
+  GroupSignature signature;  // scratch for run_group
 
   const Tensor *lookup(const Graph &g, int t) const {
     if (env[t].defined()) return &env[t];
@@ -192,10 +193,16 @@ Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
   // Concrete types of everything the group touches; a member whose output type is not
   // known from its inputs' types (it needs a value computed inside the group) makes the
   // group run node by node.
-  GroupSignature sig = signatures_[index];
-  if (sig.outputs.empty()) return {};  // dead code: nothing reads what the group computes
-  sig.types.assign(g.tensors.size(), TensorType{});
-  sig.values.assign(g.tensors.size(), nullptr);
+  if (signatures_[index].outputs.empty()) return {};  // dead code: nothing reads what the group computes
+  // One signature per run, sized once: each group overwrites only the entries of the
+  // tensors it touches, which are all anything below reads.
+  GroupSignature &sig = state.signature;
+  if (sig.types.size() != g.tensors.size()) {
+    sig.types.assign(g.tensors.size(), TensorType{});
+    sig.values.assign(g.tensors.size(), nullptr);
+  }
+  sig.inputs = signatures_[index].inputs;
+  sig.outputs = signatures_[index].outputs;
   std::vector<const Tensor *> inputs;
   for (int t : sig.inputs) {
     const Tensor *value = state.lookup(g, t);
@@ -219,17 +226,19 @@ Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
       const TensorType &type = out_types.value()[i];
       if (!type.fully_known() || shape_numel(type.shape) == 0) return run_nodes_of(group, state);
       sig.types[t] = type;
+      sig.values[t] = nullptr;  // computed inside: never a baked value
     }
   }
   // A tuned schedule applies only to the static types its workload key describes.
   bool use_tuned = !tuned.empty();
-  for (size_t t = 0; use_tuned && t < sig.types.size(); ++t)
-    use_tuned = sig.types[t].dtype == DType::Undefined || sig.types[t] == g.tensors[t].type;
-  Result<JitKernel> kernel = use_tuned ? get_or_compile_tuned_group_kernel(group_kernel_key(g, group, sig), tuned, g,
-                                                                         group, sig, target_)
-                                       : get_or_compile_group_kernel(group_kernel_key(g, group, sig), g, group, sig, target_);
-  if (!kernel.ok() && use_tuned)
-    kernel = get_or_compile_group_kernel(group_kernel_key(g, group, sig), g, group, sig, target_);
+  for (int n : group.nodes)
+    for (const std::vector<int> *tensors : {&g.node_inputs[n], &g.node_outputs[n]})
+      for (int t : *tensors)
+        use_tuned = use_tuned && (t == kNoTensor || sig.types[t] == g.tensors[t].type);
+  const std::string key = group_kernel_key(g, group, sig);
+  Result<JitKernel> kernel = use_tuned ? get_or_compile_tuned_group_kernel(key, tuned, g, group, sig, target_)
+                                       : get_or_compile_group_kernel(key, g, group, sig, target_);
+  if (!kernel.ok() && use_tuned) kernel = get_or_compile_group_kernel(key, g, group, sig, target_);
   if (!kernel.ok()) return run_nodes_of(group, state);
 
   std::vector<Tensor> outputs;

@@ -162,9 +162,7 @@ Result<MeasureResult> Measurer::prepare_reference() {
   if (ec) return make_error("cannot create " + scratch_dir_ + ": " + ec.message());
   // The reference is measured like any candidate (schedule: the built-in one); the worker
   // also writes the outputs for the others to compare with.
-  std::vector<MeasureResult> results = measure({});
-  if (results.empty()) return make_error("no reference result");
-  baseline_ = results.front();
+  baseline_ = run_workers({nullptr}, true).front();
   if (baseline_.status != MeasureStatus::Ok)
     return make_error(std::string("the built-in schedule failed (") + to_text(baseline_.status) + "): " + baseline_.error);
   for (size_t i = 0; i < task_.signature.outputs.size(); ++i) {
@@ -177,18 +175,19 @@ Result<MeasureResult> Measurer::prepare_reference() {
 }
 
 std::vector<MeasureResult> Measurer::measure(const std::vector<Schedule> &schedules) {
-  // An empty list while there is no reference yet measures the built-in schedule.
-  const bool reference_run = !have_reference_ && schedules.empty();
-  if (!have_reference_ && !reference_run) {
-    auto ref = prepare_reference();
-    if (!ref.ok()) {
-      MeasureResult r;
-      r.status = MeasureStatus::RuntimeError;
-      r.error = "no reference: " + ref.error().message;
-      return std::vector<MeasureResult>(schedules.size(), r);
-    }
+  if (auto ref = prepare_reference(); !ref.ok()) {
+    MeasureResult r;
+    r.status = MeasureStatus::RuntimeError;
+    r.error = "no reference: " + ref.error().message;
+    return std::vector<MeasureResult>(schedules.size(), r);
   }
-  const size_t count = reference_run ? 1 : schedules.size();
+  std::vector<const Schedule *> candidates;
+  for (const Schedule &s : schedules) candidates.push_back(&s);
+  return run_workers(candidates, false);
+}
+
+std::vector<MeasureResult> Measurer::run_workers(const std::vector<const Schedule *> &schedules, bool reference_run) {
+  const size_t count = schedules.size();
   std::vector<MeasureResult> results(count);
   for (size_t begin = 0; begin < count; begin += options_.jobs) {
     const size_t end = std::min(count, begin + static_cast<size_t>(options_.jobs));
@@ -211,7 +210,7 @@ std::vector<MeasureResult> Measurer::measure(const std::vector<Schedule> &schedu
         // A crash must end the worker plainly (the parent reads the signal), whatever
         // handlers the parent process installed.
         for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
-        const Schedule *schedule = reference_run ? nullptr : &schedules[i];
+        const Schedule *schedule = schedules[i];
         MeasureResult r;
         const auto start = Clock::now();
         auto kernel = compile_task(task_, schedule, target_);

@@ -47,8 +47,8 @@ class Measurer {
   Measurer(const Measurer &) = delete;
   Measurer &operator=(const Measurer &) = delete;
 
-  /// Computes the reference output with the built-in schedule (its timing is the untuned
-  /// baseline). Called by measure() when needed.
+  /// Computes the reference output with the built-in schedule once (its timing is the
+  /// untuned baseline). measure() calls it first.
   Result<MeasureResult> prepare_reference();
   /// One result per schedule, in order.
   std::vector<MeasureResult> measure(const std::vector<Schedule> &schedules);
@@ -57,6 +57,10 @@ class Measurer {
   const MeasureResult &baseline() const { return baseline_; }
 
  private:
+  /// Forks one worker per candidate (null: the built-in schedule), `jobs` at a time; the
+  /// reference run writes its outputs instead of comparing them.
+  std::vector<MeasureResult> run_workers(const std::vector<const Schedule *> &schedules, bool reference_run);
+
   TaskInstance task_;
   Target target_;
   MeasureOptions options_;

@@ -89,14 +89,6 @@ int count_ops(const Graph &g, const std::string &op) {
   return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
 }
 
-double max_abs_diff(const Tensor &a, const Tensor &b) {
-  REQUIRE(a.shape() == b.shape());
-  double worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::fabs(a.element_as_double(i) - b.element_as_double(i)));
-  return worst;
-}
-
 int64_t trans_b_of(const Graph &g, int node) { return g.nodes[node].attributes.get_int("transB", 0); }
 
 /// The constant a node reads as input `slot`, which must be one.

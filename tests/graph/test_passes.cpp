@@ -108,14 +108,6 @@ GraphPass folding_pass() {
   return {"fold_constants", [](Graph g) { return fold_constants(std::move(g), make_constant_evaluator()); }};
 }
 
-double max_abs_diff(const Tensor &a, const Tensor &b) {
-  REQUIRE(a.shape() == b.shape());
-  double worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::fabs(a.element_as_double(i) - b.element_as_double(i)));
-  return worst;
-}
-
 std::vector<std::string> output_names(const Graph &g) {
   std::vector<std::string> names;
   for (int t : g.outputs) names.push_back(g.tensors[t].name);

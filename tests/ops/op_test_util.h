@@ -4,6 +4,8 @@
 // (attrs, floats, run_op, run_error, check_close ...), which would otherwise be ambiguous.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -134,6 +136,15 @@ inline void check_values_close(const Tensor &t, const std::vector<double> &expec
     INFO("element " << i);
     CHECK(t.element_as_double(static_cast<int64_t>(i)) == Approx(expected[i]).margin(tolerance));
   }
+}
+
+/// Largest elementwise |a - b| of two tensors of one shape.
+inline double max_abs_diff(const Tensor &a, const Tensor &b) {
+  REQUIRE(a.shape() == b.shape());
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::fabs(a.element_as_double(i) - b.element_as_double(i)));
+  return worst;
 }
 
 }  // namespace tessel::testing

@@ -84,12 +84,13 @@ ComputeDesc vector_desc() {
   return ComputeDesc{{out}};
 }
 
-/// sum(c) += in(r, c) over r = 65536, out(c) = sum(c) / 65536: 16 outputs, a big reduction.
-ComputeDesc reduction_desc() {
+/// sum(c) += in(rvars..., c) for `channels` channels, then a pure output reading it.
+ComputeDesc channel_sum_desc(int64_t channels, std::vector<AxisDesc> rvars) {
   FuncDesc sum;
   sum.name = "sum";
-  sum.pure_axes = {pure("c", 16)};
-  sum.stages = {StageDesc{-1, sum.pure_axes, {}}, StageDesc{0, {rvar("r$x", 65536), pure("c", 16)}, {}}};
+  sum.pure_axes = {pure("c", channels)};
+  rvars.push_back(pure("c", channels));
+  sum.stages = {StageDesc{-1, sum.pure_axes, {}}, StageDesc{0, rvars, {}}};
   sum.consumers = {"out"};
   sum.inlinable = false;
   FuncDesc out;
@@ -100,22 +101,11 @@ ComputeDesc reduction_desc() {
   return ComputeDesc{{sum, out}};
 }
 
+/// sum(c) += in(r, c) over r = 65536, out(c) = sum(c) / 65536: 16 outputs, a big reduction.
+ComputeDesc reduction_desc() { return channel_sum_desc(16, {rvar("r$x", 65536)}); }
+
 /// Global pooling: sum(c) += in(r.x, r.y, c) over 56 x 56 for 64 channels (two rvars).
-ComputeDesc global_pool_desc() {
-  FuncDesc sum;
-  sum.name = "sum";
-  sum.pure_axes = {pure("c", 64)};
-  sum.stages = {StageDesc{-1, sum.pure_axes, {}},
-                StageDesc{0, {rvar("r$x", 56), rvar("r$y", 56), pure("c", 64)}, {}}};
-  sum.consumers = {"out"};
-  sum.inlinable = false;
-  FuncDesc out;
-  out.name = "out";
-  out.pure_axes = sum.pure_axes;
-  out.stages = {StageDesc{-1, out.pure_axes, {"sum"}}};
-  out.is_output = true;
-  return ComputeDesc{{sum, out}};
-}
+ComputeDesc global_pool_desc() { return channel_sum_desc(64, {rvar("r$x", 56), rvar("r$y", 56)}); }
 
 /// Softmax-like: a row max (root reduction, not an anchor: other axes than the output's),
 /// then out(x, r) = exp(in(x, r) - max(r)).

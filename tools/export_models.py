@@ -3,10 +3,11 @@
 
 For each model writes NAME.onnx, NAME.input.npy and NAME.expected.npy (PyTorch's output on
 that input) into the output folder. Models: resnet18 (torchvision's architecture, written out
-here so torchvision is not needed), transformer_encoder (a BERT-style 2-layer encoder with
-GELU via erf), tiny_cnn (the small model bundled in examples/).
+here so torchvision is not needed), mobilenet_v2 (torchvision's MobileNet-V2, width 1.0, also
+written out here), transformer_encoder (a BERT-style 2-layer encoder with GELU via erf),
+tiny_cnn (the small model bundled in examples/). With no model names, all but mobilenet_v2.
 
-usage: /usr/bin/python3 tools/export_models.py OUT_DIR [resnet18 transformer_encoder tiny_cnn]
+usage: /usr/bin/python3 tools/export_models.py OUT_DIR [resnet18 mobilenet_v2 transformer_encoder tiny_cnn]
 """
 import os
 import sys
@@ -55,6 +56,57 @@ class ResNet18(nn.Module):
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layers(x)
         return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def conv_bn_relu6(cin, cout, kernel, stride, groups=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False),
+                         nn.BatchNorm2d(cout), nn.ReLU6(inplace=True))
+
+
+class InvertedResidual(nn.Module):
+    """1x1 expand (skipped when t == 1), 3x3 depthwise, 1x1 linear projection (no activation)."""
+
+    def __init__(self, cin, cout, stride, expand_ratio):
+        super().__init__()
+        hidden = cin * expand_ratio
+        self.use_res_connect = stride == 1 and cin == cout
+        layers = []
+        if expand_ratio != 1:
+            layers.append(conv_bn_relu6(cin, hidden, 1, 1))
+        layers += [conv_bn_relu6(hidden, hidden, 3, stride, groups=hidden),
+                   nn.Conv2d(hidden, cout, 1, 1, 0, bias=False), nn.BatchNorm2d(cout)]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res_connect else self.conv(x)
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        # torchvision's table: expand ratio t, output channels c, repeats n, first stride s.
+        settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                    (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+        cin = 32
+        features = [conv_bn_relu6(3, cin, 3, 2)]
+        for t, c, n, s in settings:
+            for i in range(n):
+                features.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                cin = c
+        features.append(conv_bn_relu6(cin, 1280, 1, 1))
+        self.features = nn.Sequential(*features)
+        self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, num_classes))
+        # torchvision's initialisation: kaiming fan-out convs, small normal classifier.
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, 0, 0.01)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
+        return self.classifier(torch.flatten(x, 1))
 
 
 class EncoderLayer(nn.Module):
@@ -149,6 +201,13 @@ def main():
             model = ResNet18()
             randomize_batchnorm(model)
             export("resnet18", model, torch.rand(1, 3, 224, 224), out_dir)
+        if "mobilenet_v2" in which:
+            # Its own RNG stream, so adding it leaves the other models' weights and inputs as they were.
+            with torch.random.fork_rng():
+                torch.manual_seed(0)
+                model = MobileNetV2()
+                randomize_batchnorm(model)
+                export("mobilenet_v2", model, torch.rand(1, 3, 224, 224), out_dir)
         if "transformer_encoder" in which:
             export("transformer_encoder", TransformerEncoder(), torch.randint(0, 1000, (1, 32)), out_dir)
         if "tiny_cnn" in which:

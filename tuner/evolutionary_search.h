@@ -16,8 +16,8 @@
 namespace tessel {
 
 struct SearchOptions {
-  int population = 128;
-  int generations = 3;
+  int population = 1024;
+  int generations = 4;
   double crossover_fraction = 0.2;  // of each generation's children; the rest are mutations
   double epsilon = 0.2;             // share of a batch drawn at random instead of by score
 };

@@ -58,6 +58,12 @@ std::string fmt_ms(double seconds) {
   return buf;
 }
 
+std::string fmt_seconds(std::chrono::steady_clock::duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f s", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
 }  // namespace
 
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options) {
@@ -148,6 +154,7 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
       for (const TuningRecord &r : top.value())
         if (auto s = parse_schedule(r.schedule_text); s.ok()) seeds.push_back(s.value());
     const int batch = std::min(options.batch, budget);
+    const auto search_start = std::chrono::steady_clock::now();
     std::vector<Candidate> candidates =
         propose_candidates(state.instance->compute, cpu, model, seeds, measured.value(), batch, options.search, rng);
     // The sketch default goes first, so tuning never ends worse than it.
@@ -166,6 +173,7 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
     }
     std::vector<Schedule> schedules;
     for (const Candidate &c : candidates) schedules.push_back(c.schedule);
+    const auto measure_start = std::chrono::steady_clock::now();
     const std::vector<MeasureResult> results = state.measurer->measure(schedules);
     double round_best = 0;
     for (size_t i = 0; i < results.size(); ++i) {
@@ -190,14 +198,18 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
     }
     budget -= static_cast<int>(results.size());
     scheduler.record_round(t, static_cast<int>(results.size()), round_best);
+    const auto train_start = std::chrono::steady_clock::now();
     if (options.use_cost_model) retrain(model, db, target_text);
+    const auto round_end = std::chrono::steady_clock::now();
     if (options.on_round) options.on_round(options.trials - budget, scheduler.estimated_latency());
     const TaskProgress &p = scheduler.tasks()[t];
     TaskTuneSummary &row = summary.tasks[summary_row[t]];
     row.trials += static_cast<int>(results.size());
     log("[" + std::to_string(options.trials - budget) + "/" + std::to_string(options.trials) + "] task " +
         std::to_string(t) + " " + row.ops + " x" + std::to_string(row.weight) + ": best " + fmt_ms(p.best_seconds) +
-        " (built-in " + fmt_ms(row.builtin_seconds) + "), model latency " + fmt_ms(scheduler.estimated_latency()));
+        " (built-in " + fmt_ms(row.builtin_seconds) + "), model latency " + fmt_ms(scheduler.estimated_latency()) +
+        "; round: search " + fmt_seconds(measure_start - search_start) + ", measure " + fmt_seconds(train_start - measure_start) +
+        ", train " + fmt_seconds(round_end - train_start));
   }
   for (size_t i = 0; i < states.size(); ++i) {
     auto best = db.best(states[i].task.workload_key, target_text);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/peers/fma_peak.h"
 #include "bench/peers/halide_adams2019_peer.h"
 #include "bench/peers/kernel_row.h"
 #include "bench/peers/onednn_peer.h"
@@ -32,6 +33,8 @@ struct Options {
   bool matmul = true, conv = true;
   bool halide = true;
   int samples = 64;  // random schedules tessel measures for its "best of N" row
+  std::string db_path;  // non-empty: a "tessel tuned" row from (and tuning into) this database
+  int trials = 1000;
   TimingOptions timing;
 };
 
@@ -39,7 +42,9 @@ const char *const kUsage =
     "usage: tessel_bench_kernels [--out FILE] [--kernels matmul,conv] [--threads N] [--rounds N]\n"
     "                            [--openblas-coretype NAME (default SkylakeX)]\n"
     "                            [--min-time S] [--min-runs N] [--gap S] [--skip-halide] [--schedule-dir DIR]\n"
-    "                            [--samples N (tessel's random schedules, default 64)]\n";
+    "                            [--samples N (tessel's random schedules, default 64; 0: no such row)]\n"
+    "                            [--db FILE [--trials N (default 1000)]]  (a tuned row; tunes into FILE until it\n"
+    "                            holds N searched records per kernel)\n";
 
 bool parse_options(int argc, char **argv, Options &options, std::string &error) {
   for (int i = 1; i < argc; ++i) {
@@ -106,6 +111,14 @@ bool parse_options(int argc, char **argv, Options &options, std::string &error) 
     } else if (arg == "--samples") {
       if (!number(n)) return false;
       options.samples = int(n);
+    } else if (arg == "--db") {
+      const char *text = value();
+      if (!text) return false;
+      options.db_path = text;
+    } else if (arg == "--trials") {
+      if (!number(n)) return false;
+      if (n < 1) return fail("--trials must be >= 1");
+      options.trials = int(n);
     } else if (arg == "--skip-halide") {
       options.halide = false;
     } else if (arg == "--help" || arg == "-h") {
@@ -155,18 +168,22 @@ int main(int argc, char **argv) {
   const std::string load_at_start = load_average();
   TesselRowOptions tessel_options;
   tessel_options.samples = options.samples;
+  tessel_options.db_path = options.db_path;
+  tessel_options.trials = options.trials;
   std::vector<KernelRow> rows;
   // The problems own the inputs and references every row points at; they live until the end.
   std::fprintf(stderr, "making inputs and naive references...\n");
   const MatmulProblem matmul = make_matmul_problem(1024, 1024, 1024, 1);
   const ConvProblem conv = make_resnet18_conv_problem(2);
   if (options.matmul) {
+    rows.push_back(make_fma_peak_row(matmul.title(), options.threads));
     rows.push_back(make_openblas_matmul(matmul, options.threads));
     rows.push_back(make_onednn_matmul(matmul));
     if (options.halide) rows.push_back(make_adams2019_matmul(matmul, adams));
     for (KernelRow &row : make_tessel_matmul_rows(matmul, tessel_options)) rows.push_back(std::move(row));
   }
   if (options.conv) {
+    rows.push_back(make_fma_peak_row(conv.title(), options.threads));
     for (KernelRow &row : make_onednn_conv(conv)) rows.push_back(std::move(row));
     if (options.halide) rows.push_back(make_adams2019_conv(conv, adams));
     for (KernelRow &row : make_tessel_conv_rows(conv, tessel_options)) rows.push_back(std::move(row));

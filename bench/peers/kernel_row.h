@@ -11,6 +11,8 @@ struct KernelRow {
   std::string kernel;                   // which table the row belongs to, e.g. "matmul 1024x1024x1024"
   std::string name;                     // e.g. "OpenBLAS cblas_sgemm"
   bool is_peer = true;                  // "vs best peer" compares against the fastest row with is_peer set
+  bool is_peak = false;                 // the machine's measured ceiling: "of peak" divides by this row
+  bool headline = false;                // a summary line under the table gives its ratio to every peer
   double flops = 0;                     // floating-point operations of one run (an FMA counts as 2)
   std::function<void()> run;            // one complete, synchronous execution; this is what is timed
   std::function<double()> check_error;  // after run(): max |out - ref| / max |ref|

@@ -69,27 +69,31 @@ void print_table(const std::vector<KernelRow> &rows, const std::vector<RowResult
     if (!seen) kernels.push_back(row.kernel);
   }
   for (const std::string &kernel : kernels) {
-    double best_peer = 0;
+    double best_peer = 0, peak = 0;
     std::string best_peer_name;
     double flops = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (rows[i].kernel != kernel) continue;
-      flops = rows[i].flops;
       const double gflops = rows[i].flops / results[i].samples.median() * 1e-9;
+      if (rows[i].is_peak) {
+        if (rows[i].unavailable.empty() && std::isfinite(gflops)) peak = gflops;
+        continue;
+      }
+      flops = rows[i].flops;
       if (rows[i].is_peer && rows[i].unavailable.empty() && std::isfinite(gflops) && gflops > best_peer) {
         best_peer = gflops;
         best_peer_name = rows[i].name;
       }
     }
     out << "\n### " << kernel << " (" << fixed(flops * 1e-9, 3) << " GFLOP per run)\n\n";
-    out << "| kernel | median GFLOP/s | min-time GFLOP/s | vs best peer | median ms | timed runs | max rel. error "
-           "| compile / autoschedule | notes |\n";
-    out << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
+    out << "| kernel | median GFLOP/s | min-time GFLOP/s | vs best peer | of FMA peak | median ms | timed runs "
+           "| max rel. error | compile / autoschedule | notes |\n";
+    out << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const KernelRow &row = rows[i];
       if (row.kernel != kernel) continue;
       if (!row.unavailable.empty()) {
-        out << "| " << cell(row.name) << " | unavailable | | | | | | " << cell(row.setup) << " | "
+        out << "| " << cell(row.name) << " | unavailable | | | | | | | " << cell(row.setup) << " | "
             << cell(row.unavailable) << " |\n";
         continue;
       }
@@ -99,11 +103,22 @@ void print_table(const std::vector<KernelRow> &rows, const std::vector<RowResult
       std::string error = scientific(results[i].error);
       if (!(results[i].error <= kMaxRelativeError)) error += " **WRONG**";
       out << "| " << cell(row.name) << " | " << fixed(median_gflops, 1) << " | " << fixed(min_gflops, 1) << " | "
-          << (best_peer > 0 ? fixed(median_gflops / best_peer, 2) : "-") << " | " << fixed(s.median() * 1e3, 3)
+          << (best_peer > 0 && !row.is_peak ? fixed(median_gflops / best_peer, 2) : "-") << " | "
+          << (peak > 0 ? fixed(median_gflops / peak, 2) : "-") << " | " << fixed(s.median() * 1e3, 3)
           << " | " << s.seconds.size() << " | " << error << " | " << cell(row.setup) << " | " << cell(row.note)
           << " |\n";
     }
     if (!best_peer_name.empty()) out << "\nbest peer (median): " << best_peer_name << "\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].kernel != kernel || !rows[i].headline || !rows[i].unavailable.empty()) continue;
+      const double mine = rows[i].flops / results[i].samples.median();
+      out << "\n" << rows[i].name << ", median GFLOP/s against:";
+      for (size_t j = 0; j < rows.size(); ++j) {
+        if (rows[j].kernel != kernel || !(rows[j].is_peer || rows[j].is_peak) || !rows[j].unavailable.empty()) continue;
+        out << " " << cell(rows[j].name) << " " << fixed(mine / (rows[j].flops / results[j].samples.median()), 2) << "x;";
+      }
+      out << "\n";
+    }
   }
 }
 

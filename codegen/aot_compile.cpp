@@ -18,9 +18,13 @@ Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &
   for (char c : function_name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   if (!identifier) return make_error("kernel name '" + function_name + "' is not a C identifier");
   std::vector<Halide::Argument> arguments;
-  for (size_t i = 0; i < pipeline.parameters.size(); ++i)
-    if (pipeline.parameter_used[i]) arguments.push_back(pipeline.parameters[i]);
   AotOutput out;
+  for (size_t i = 0; i < pipeline.parameters.size(); ++i)
+    if (pipeline.parameter_used[i]) {
+      arguments.push_back(pipeline.parameters[i]);
+      out.used_inputs.push_back(static_cast<int>(i));
+    }
+  out.computed_outputs = pipeline.computed_outputs;
   out.object_path = prefix + ".o";
   out.header_path = prefix + ".h";
   try {
@@ -39,6 +43,18 @@ Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &
     return make_error("ahead-of-time compilation of '" + function_name + "' failed: " + e.what());
   }
   return out;
+}
+
+Result<void> compile_runtime_object(const Target &target, const std::string &object_path) {
+  install_halide_handlers();
+  try {
+    Halide::compile_standalone_runtime(object_path, Halide::Target(target.halide_target()));
+  } catch (const Halide::Error &e) {
+    std::error_code ignored;
+    std::filesystem::remove(object_path, ignored);
+    return make_error(std::string("compiling Halide's runtime failed: ") + e.what());
+  }
+  return {};
 }
 
 }  // namespace tessel

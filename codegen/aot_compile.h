@@ -3,6 +3,7 @@
 // deployment (light header: no Halide).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "codegen/target.h"
 #include "graph/result.h"
@@ -15,6 +16,10 @@ struct AotOutput {
   std::string object_path;  // <prefix>.o: the kernel, callable as `function_name`
   std::string header_path;  // <prefix>.h: its C declaration
   double compile_seconds = 0;
+  /// The function's buffer arguments: these pipeline parameters (indices into the
+  /// pipeline's inputs), then these outputs (indices into the node or group outputs).
+  std::vector<int> used_inputs;
+  std::vector<int> computed_outputs;
 };
 
 /// Compiles `pipeline` for `target` into <prefix>.o and <prefix>.h. The generated function
@@ -22,5 +27,9 @@ struct AotOutput {
 /// (halide_buffer_t *). A Halide or LLVM error is an error value.
 Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &target, const std::string &prefix,
                                     const std::string &function_name);
+
+/// Halide's runtime for `target` as one object file: the kernels compiled above leave it
+/// out, so a library of them links exactly one copy.
+Result<void> compile_runtime_object(const Target &target, const std::string &object_path);
 
 }  // namespace tessel

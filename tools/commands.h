@@ -73,6 +73,24 @@ struct TuneCommandOptions {
 };
 int tune_command(const TuneCommandOptions &options);
 
+struct CompileCommandOptions {
+  OptimizeOptions optimize;
+  std::string model_path;
+  std::string target = "llvm";
+  std::string db_path;   // tuning database; with neither this nor log_path, ./tessel.db if present
+  std::string log_path;  // tuning log (JSON lines)
+  std::string output_path = "model.tsl";
+  bool json = false;
+};
+int compile_command(const CompileCommandOptions &options);
+
+/// `tessel run model.tsl`: runs a compiled artifact through the deploy runtime.
+int run_artifact_command(const RunOptions &options);
+/// `tessel inspect model.tsl`: the manifest, tasks and their records, arena size.
+int inspect_artifact_command(const InspectOptions &options);
+/// Whether `path` is an artifact directory (holds manifest.json).
+bool is_artifact_path(const std::string &path);
+
 /// Prints "tessel: error: MESSAGE" on stderr (one line) and returns exit code 1.
 int fail(const std::string &message);
 

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: build the CLI, describe the model, tune it on the host
-# CPU (a short search; every measurement lands in ./tessel.db), run it with the tuned schedules
-# and the bundled input, and check the output against PyTorch's.
-# (`tessel compile` to a deployable artifact comes with the deploy issue; until then `run --db`
-# JIT-compiles the tuned schedules.)
+# CPU (a short search; every measurement lands in ./tessel.db), compile it with the tuned
+# schedules into a deployable artifact (out/tiny_cnn.tsl), run the artifact through the
+# deploy runtime on the bundled input, and check the output against PyTorch's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/install_deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build --target tessel -j"$(nproc)"
+cmake --build build --target tessel tessel_run_artifact -j"$(nproc)"
 model=examples/models/tiny_cnn.onnx
 ./build/tools/tessel inspect "$model"
 ./build/tools/tessel inspect "$model" --tasks
 ./build/tools/tessel tune "$model" --target llvm --trials "${TESSEL_EXAMPLE_TRIALS:-48}" --db tessel.db
-./build/tools/tessel run "$model" --db tessel.db --input input=examples/models/tiny_cnn.input.npy \
+./build/tools/tessel compile "$model" --target llvm --db tessel.db -o out/tiny_cnn.tsl
+./build/tools/tessel inspect out/tiny_cnn.tsl
+./build/tools/tessel run out/tiny_cnn.tsl --input input=examples/models/tiny_cnn.input.npy \
   --output-dir out/tiny_cnn --repeat 20
+# The same artifact from a program that links only the deploy runtime (no Halide, no LLVM).
+./build/examples/tessel_run_artifact out/tiny_cnn.tsl --repeat 20
 /usr/bin/python3 - <<'PY'
 import numpy as np
 got = np.load("out/tiny_cnn/output.npy"); want = np.load("examples/models/tiny_cnn.expected.npy")

@@ -13,8 +13,8 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
 
   tessel::RunOptions run;
-  CLI::App *run_cmd = app.add_subcommand("run", "Run a model on the host CPU (untuned kernels)");
-  run_cmd->add_option("model", run.model_path, "model.onnx")->required();
+  CLI::App *run_cmd = app.add_subcommand("run", "Run a model (.onnx, JIT kernels; --db for tuned schedules) or a compiled artifact on the host CPU");
+  run_cmd->add_option("model", run.model_path, "model.onnx, or an artifact from `tessel compile`")->required();
   run_cmd->add_option("--input,-i", run.inputs, "NAME=file.npy (or file.npy, positional); random inputs when none")
       ->take_all();
   run_cmd->add_option("--output-dir,-o", run.output_dir, "write <output name>.npy per graph output here");
@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
 
   tessel::InspectOptions inspect;
   CLI::App *inspect_cmd = app.add_subcommand("inspect", "Describe a model: ops, inputs/outputs, parameters, FLOPs");
-  inspect_cmd->add_option("model", inspect.model_path, "model.onnx")->required();
+  inspect_cmd->add_option("model", inspect.model_path, "model.onnx, or an artifact from `tessel compile`")->required();
   inspect_cmd->add_flag("--graph", inspect.print_graph, "print every node with inferred types");
   inspect_cmd->add_flag("--tasks", inspect.tasks, "list fused tasks: workload key, ops, shape, weight, FLOPs");
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
@@ -57,6 +57,17 @@ int main(int argc, char **argv) {
   tune_cmd->add_option("--seed", tune.seed, "search seed");
   add_optimize_flags(tune_cmd, tune.optimize);
 
+  tessel::CompileCommandOptions compile;
+  CLI::App *compile_cmd = app.add_subcommand(
+      "compile", "Compile a model with its tuned schedules into a deployable artifact directory (model.tsl)");
+  compile_cmd->add_option("model", compile.model_path, "model.onnx")->required();
+  compile_cmd->add_option("--target", compile.target, "compilation target (llvm)");
+  compile_cmd->add_option("--db", compile.db_path, "tuning database to take the best records from (default ./tessel.db if present)");
+  compile_cmd->add_option("--log", compile.log_path, "tuning log (JSON lines, from `tessel db export`) instead of a database");
+  compile_cmd->add_option("--output,-o", compile.output_path, "artifact directory to write (replaced atomically)");
+  compile_cmd->add_flag("--json", compile.json, "machine-readable summary on stdout");
+  add_optimize_flags(compile_cmd, compile.optimize);
+
   tessel::BenchOptions bench;
   CLI::App *bench_cmd = app.add_subcommand("bench", "Kernel micro-benchmark: built-in, sketch default and random schedules");
   bench_cmd->add_option("kernel", bench.kind, "matmul or conv")->required();
@@ -76,9 +87,13 @@ int main(int argc, char **argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   run.optimize.target = run.target;  // one --target decides both the passes and the kernels
-  if (*run_cmd) return tessel::run_command(run);
+  if (*run_cmd) return tessel::is_artifact_path(run.model_path) ? tessel::run_artifact_command(run) : tessel::run_command(run);
   tune.optimize.target = tune.target;
-  if (*inspect_cmd) return tessel::inspect_command(inspect);
+  compile.optimize.target = compile.target;
+  if (*inspect_cmd)
+    return tessel::is_artifact_path(inspect.model_path) ? tessel::inspect_artifact_command(inspect)
+                                                        : tessel::inspect_command(inspect);
+  if (*compile_cmd) return tessel::compile_command(compile);
   if (*tune_cmd) return tessel::tune_command(tune);
   if (*bench_cmd) return tessel::bench_command(bench);
   if (*db_cmd) return tessel::db_command(db);

@@ -1,0 +1,77 @@
+#pragma once
+// The deploy runtime's C++ API: load an artifact written by `tessel compile` and run it.
+// Links no Halide JIT, LLVM or ONNX: only the kernels' shared library (with Halide's small
+// runtime inside), the C++ standard library, libdl and pthreads.
+//
+//   auto module = tessel::Module::load("model.tsl");           // throws tessel::ModuleError
+//   std::vector<tessel::Tensor> out = module.run({input});     // positional
+//   auto named = module.run_named({{"input", input}});         // by name
+//
+// A Module is movable, not copyable. run() on one Module is serialized by a mutex (the arena
+// is per module); separate Modules run concurrently from different threads.
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "graph/tensor.h"
+
+namespace tessel {
+
+/// Every load or run failure: a message naming the file, tensor or kernel at fault.
+class ModuleError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The tessel version this runtime was built as: an artifact's "tessel_version" must equal it.
+const char *deploy_runtime_version();
+
+struct ModuleOptions {
+  int threads = 0;             // Halide worker threads for the kernels; 0: Halide's default
+  bool verify_hashes = true;   // check every file against the manifest's FNV-1a 64 hashes
+};
+
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+};
+
+class Module {
+ public:
+  /// Loads the artifact directory at `path`: reads and checks the manifest (format and
+  /// tessel version, target, this CPU's features), file sizes and hashes, the plan; maps
+  /// the weights; opens the kernels; allocates the arena.
+  static Module load(const std::string &path, const ModuleOptions &options = {});
+
+  Module(Module &&) noexcept;
+  Module &operator=(Module &&) noexcept;
+  ~Module();
+
+  const std::vector<TensorDesc> &inputs() const;
+  const std::vector<TensorDesc> &outputs() const;
+  /// Bytes of the arena (intermediate tensors) allocated once at load.
+  int64_t arena_bytes() const;
+  /// Kernel calls per run.
+  int kernel_count() const;
+  /// The manifest's text.
+  const std::string &manifest_json() const;
+
+  /// Runs with one tensor per input in order (dtype and shape must match exactly);
+  /// returns newly allocated outputs.
+  std::vector<Tensor> run(const std::vector<Tensor> &inputs);
+  /// Same, inputs by name (every input exactly once).
+  std::map<std::string, Tensor> run_named(const std::map<std::string, Tensor> &inputs);
+  /// Raw buffers: one pointer per input and per output, dense, of the declared types and
+  /// shapes; outputs are written in place. Nothing is allocated.
+  void run_raw(const std::vector<const void *> &inputs, const std::vector<void *> &outputs);
+
+ private:
+  struct Impl;
+  explicit Module(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,276 @@
+// Artifacts end to end: `compile_artifact` writes one, the deploy runtime (no JIT) loads and
+// runs it, and its outputs equal the JIT executor's; damaged or mismatched artifacts are
+// refused with clear errors; a tuning log compiles to the same artifact as its database.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graph/fuse.h"
+#include "runtime/artifact_compiler.h"
+#include "runtime/deploy/artifact_manifest.h"
+#include "runtime/deploy/module.h"
+#include "runtime/graph_executor.h"
+#include "runtime/model_inputs.h"
+#include "schedule/sampler.h"
+#include "tests/ops/op_test_util.h"
+#include "tests/schedule/task_test_util.h"
+#include "tuner/task_instance.h"
+#include "tuning_db/open_best_record_source.h"
+#include "tuning_db/tuning_database.h"
+
+namespace fs = std::filesystem;
+using namespace tessel;
+using tessel::testing::GraphBuilder;
+using tessel::testing::max_abs_diff;
+
+namespace {
+
+/// A scratch directory removed at the end of the test.
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const std::string &name)
+      : path(fs::temp_directory_path() / ("tessel_artifact_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+/// conv + bias + relu -> flatten (a view) -> matmul + add; two outputs: the logits and a
+/// reshaped copy of the flattened features (a view that is a graph output).
+std::shared_ptr<const Graph> small_cnn() {
+  GraphBuilder b("small_cnn");
+  const int x = b.input("x", DType::Float32, {1, 3, 8, 8});
+  const int w = b.weight("w", DType::Float32, {4, 3, 3, 3}, 11);
+  const int bias = b.weight("bias", DType::Float32, {4}, 12);
+  Attributes conv;
+  conv.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const int c = b.node("Conv", {x, w, bias}, conv);
+  const int r = b.node("Relu", {c});
+  Attributes flat;
+  flat.set("axis", int64_t{1});
+  const int f = b.node("Flatten", {r}, flat);
+  const int fc = b.weight("fc", DType::Float32, {256, 10}, 13);
+  const int fc_bias = b.weight("fc_bias", DType::Float32, {10}, 14);
+  const int m = b.node("MatMul", {f, fc});
+  const int logits = b.node("Add", {m, fc_bias});
+  const int shape = b.g.add_tensor({"shape", TensorType{DType::Int64, {2}, true}, Tensor::from_int64s({16, 16}, {2})});
+  const int features = b.node("Reshape", {f, shape});
+  return b.finish({logits, features});
+}
+
+std::string read_text(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void write_text(const fs::path &p, const std::string &text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+std::string replace_once(std::string text, const std::string &from, const std::string &to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::string load_error(const fs::path &artifact) {
+  try {
+    Module::load(artifact.string());
+  } catch (const ModuleError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("artifact: compile, load without the JIT, run, equal to the executor", "[artifact]") {
+  auto graph = small_cnn();
+  ScratchDir dir("roundtrip");
+  const fs::path artifact = dir.path / "small.tsl";
+  ArtifactCompileOptions options;
+  auto summary = compile_artifact(*graph, options, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  CHECK(summary->kernel_steps >= 2);
+  CHECK(summary->default_tasks == summary->kernel_steps);
+  for (const char *file : {"manifest.json", "plan.txt", "weights.bin", "kernels.so"}) CHECK(fs::exists(artifact / file));
+  // Nothing of the build is left beside it.
+  for (const auto &entry : fs::directory_iterator(dir.path)) CHECK(entry.path() == artifact);
+
+  Module module = Module::load(artifact.string());
+  REQUIRE(module.inputs().size() == 1);
+  REQUIRE(module.outputs().size() == 2);
+  CHECK(module.inputs()[0].name == "x");
+  const Tensor x = random_tensor(TensorType{DType::Float32, {1, 3, 8, 8}, true}, 5);
+  const std::vector<Tensor> got = module.run({x});
+  GraphExecutor executor(graph);
+  auto expected = executor.run({x});
+  REQUIRE(expected.ok());
+  REQUIRE(got.size() == 2);
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].shape() == expected.value()[i].shape());
+    CHECK(max_abs_diff(got[i], expected.value()[i]) < 1e-5);
+  }
+  // Reusable across calls, by name too.
+  auto named = module.run_named({{"x", x}});
+  CHECK(max_abs_diff(named.at(graph->tensors[graph->outputs[0]].name), expected.value()[0]) < 1e-5);
+
+  // Wrong input shape: a clear error naming the input.
+  const Tensor wrong = random_tensor(TensorType{DType::Float32, {1, 3, 8, 9}, true}, 5);
+  try {
+    module.run({wrong});
+    FAIL("a wrong shape must be refused");
+  } catch (const ModuleError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("x"));
+  }
+}
+
+TEST_CASE("artifact: version, target and CPU mismatches, truncation and corruption are refused", "[artifact]") {
+  auto graph = small_cnn();
+  ScratchDir dir("damage");
+  const fs::path good = dir.path / "good.tsl";
+  REQUIRE(compile_artifact(*graph, {}, good.string()).ok());
+  const std::string manifest = read_text(good / "manifest.json");
+  auto damaged = [&](const std::string &name) {
+    const fs::path copy = dir.path / name;
+    fs::copy(good, copy, fs::copy_options::recursive);
+    return copy;
+  };
+
+  SECTION("another tessel version") {
+    const fs::path a = damaged("version.tsl");
+    write_text(a / "manifest.json", replace_once(manifest, "\"tessel_version\": \"", "\"tessel_version\": \"9.9.9-"));
+    const std::string error = load_error(a);
+    CHECK_THAT(error, Catch::Contains("9.9.9-"));
+  }
+  SECTION("another format version") {
+    const fs::path a = damaged("format.tsl");
+    write_text(a / "manifest.json", replace_once(manifest, "\"format_version\": 1", "\"format_version\": 7"));
+    CHECK_THAT(load_error(a), Catch::Contains("7"));
+  }
+  SECTION("a CUDA target") {
+    const fs::path a = damaged("cuda.tsl");
+    write_text(a / "manifest.json", replace_once(manifest, "\"target\": \"llvm\"", "\"target\": \"cuda\""));
+    CHECK_THAT(load_error(a), Catch::Contains("cuda") || Catch::Contains("CUDA"));
+  }
+  SECTION("a CPU feature this machine lacks") {
+    const fs::path a = damaged("cpu.tsl");
+    write_text(a / "manifest.json",
+               replace_once(manifest, "\"required_cpu_features\": [", "\"required_cpu_features\": [\"avx5124fmaps\", "));
+    CHECK_THAT(load_error(a), Catch::Contains("avx5124fmaps"));
+  }
+  SECTION("truncated weights") {
+    const fs::path a = damaged("truncated.tsl");
+    fs::resize_file(a / "weights.bin", fs::file_size(a / "weights.bin") / 2);
+    CHECK_THAT(load_error(a), Catch::Contains("weights.bin"));
+  }
+  SECTION("a flipped byte in the kernels") {
+    const fs::path a = damaged("corrupt.tsl");
+    std::string bytes = read_text(a / "kernels.so");
+    bytes[bytes.size() / 2] ^= 0x5a;
+    write_text(a / "kernels.so", bytes);
+    CHECK_THAT(load_error(a), Catch::Contains("kernels.so"));
+  }
+  SECTION("a truncated manifest") {
+    const fs::path a = damaged("manifest.tsl");
+    write_text(a / "manifest.json", manifest.substr(0, manifest.size() / 2));
+    CHECK_THAT(load_error(a), Catch::Contains("manifest.json"));
+  }
+}
+
+TEST_CASE("artifact: a failed compile leaves nothing behind, an existing artifact survives", "[artifact]") {
+  GraphBuilder b("with_topk");
+  const int x = b.input("x", DType::Float32, {1, 16});
+  const int k = b.g.add_tensor({"k", TensorType{DType::Int64, {1}, true}, Tensor::from_int64s({3}, {1})});
+  const int values = b.g.add_tensor({"values", {}, std::nullopt});
+  const int indices = b.g.add_tensor({"indices", {}, std::nullopt});
+  b.g.add_node(Node{"TopK", "my_topk", "", {}}, {x, k}, {values, indices});
+  auto graph = b.finish({values, indices});
+  ScratchDir dir("failed");
+  const fs::path artifact = dir.path / "model.tsl";
+  REQUIRE(compile_artifact(*small_cnn(), {}, artifact.string()).ok());
+  const std::string before = read_text(artifact / "manifest.json");
+  auto failed = compile_artifact(*graph, {}, artifact.string());
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.error().message, Catch::Contains("my_topk") && Catch::Contains("TopK"));
+  CHECK(read_text(artifact / "manifest.json") == before);
+  for (const auto &entry : fs::directory_iterator(dir.path)) CHECK(entry.path() == artifact);
+}
+
+TEST_CASE("artifact: compiling with a tuning log equals compiling with its database", "[artifact]") {
+  auto graph = small_cnn();
+  ScratchDir dir("log");
+  const Target target;
+  // A record for the conv task: the sketch default schedule, as if the tuner measured it.
+  const std::vector<FusedGroup> groups = partition_graph(*graph);
+  const std::vector<Task> tasks = extract_tasks(*graph, groups);
+  const Task *conv = nullptr;
+  for (const Task &t : tasks)
+    for (int n : t.group.nodes) conv = graph->nodes[n].op_type == "Conv" ? &t : conv;
+  REQUIRE(conv != nullptr);
+  auto instance = make_task_instance(graph, conv->group);
+  REQUIRE(instance.ok());
+  const Schedule schedule = default_cpu_schedule(instance->compute, cpu_target_desc(target));
+  const fs::path db_path = dir.path / "tuning.db";
+  {
+    auto db = TuningDatabase::open(db_path.string());
+    REQUIRE(db.ok());
+    REQUIRE(db->add_workload(conv->workload_key, conv->workload_text).ok());
+    TuningRecord r;
+    r.workload_key = conv->workload_key;
+    r.target = target.to_string();
+    r.machine = "test";
+    r.schedule_text = to_text(schedule);
+    r.schedule_hash = schedule_hash(schedule);
+    r.median_seconds = 1e-5;
+    r.timings_seconds = {1e-5};
+    REQUIRE(db->add_record(r).ok());
+    std::ofstream log(dir.path / "tuning.jsonl");
+    REQUIRE(db->export_jsonl(log).ok());
+  }
+  auto compile_from = [&](const fs::path &records, const fs::path &out) {
+    auto opened = open_best_record_source(records.string());
+    REQUIRE(opened.ok());
+    std::shared_ptr<BestRecordSource> source = std::move(opened.value());
+    ArtifactCompileOptions options;
+    options.schedules = [source, target](const std::string &key) -> Result<std::optional<DeployedSchedule>> {
+      auto best = source->best(key, target.to_string());
+      if (!best.ok()) return best.error();
+      if (!best.value()) return std::optional<DeployedSchedule>();
+      return std::optional<DeployedSchedule>(
+          DeployedSchedule{best.value()->schedule_text, best.value()->schedule_hash, best.value()->median_seconds});
+    };
+    auto summary = compile_artifact(*graph, options, out.string());
+    INFO((summary.ok() ? "" : summary.error().message));
+    REQUIRE(summary.ok());
+    CHECK(summary->tuned_tasks == 1);
+  };
+  compile_from(db_path, dir.path / "from_db.tsl");
+  compile_from(dir.path / "tuning.jsonl", dir.path / "from_log.tsl");
+  // kernels.so is not compared byte for byte here: within one process Halide numbers repeated
+  // Func names ($2, $3), which land in the library's strings; two `tessel compile` processes
+  // write identical libraries.
+  for (const char *file : {"plan.txt", "weights.bin"})
+    CHECK(read_text(dir.path / "from_db.tsl" / file) == read_text(dir.path / "from_log.tsl" / file));
+  auto tasks_of = [&](const char *artifact) {
+    auto manifest = deploy::parse_manifest(read_text(dir.path / artifact / "manifest.json"));
+    REQUIRE(manifest.ok());
+    return manifest->tasks;
+  };
+  CHECK(tasks_of("from_db.tsl") == tasks_of("from_log.tsl"));
+  CHECK_THAT(read_text(dir.path / "from_db.tsl" / "manifest.json"), Catch::Contains(schedule_hash(schedule)));
+
+  // The tuned artifact still computes the model.
+  Module module = Module::load((dir.path / "from_log.tsl").string());
+  const Tensor x = random_tensor(TensorType{DType::Float32, {1, 3, 8, 8}, true}, 9);
+  GraphExecutor executor(graph);
+  auto expected = executor.run({x});
+  REQUIRE(expected.ok());
+  CHECK(max_abs_diff(module.run({x})[0], expected.value()[0]) < 1e-5);
+}

@@ -1,0 +1,655 @@
+// The deploy runtime's formats (ARTIFACT.md) and Module's load checks. End-to-end runs of
+// compiled models live with the compiler's tests; here a tiny hand-written C "kernels.so"
+// stands in for Halide's, to check how Module builds buffers and runs steps.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "runtime/deploy/artifact_manifest.h"
+#include "runtime/deploy/cpu_features.h"
+#include "runtime/deploy/execution_plan.h"
+#include "runtime/deploy/json_value.h"
+#include "runtime/deploy/module.h"
+
+using namespace tessel;
+using namespace tessel::deploy;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "tessel_deploy_XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write_file(const fs::path &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  REQUIRE(out.good());
+}
+
+std::string read_file(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string load_error(const std::string &path, const ModuleOptions &options = {}) {
+  try {
+    Module::load(path, options);
+  } catch (const ModuleError &e) {
+    return e.what();
+  }
+  return "(loaded without an error)";
+}
+
+ArtifactFile file_entry(const std::string &name, const std::string &bytes) {
+  return {name, static_cast<int64_t>(bytes.size()), fnv1a64_hex(bytes.data(), bytes.size())};
+}
+
+// Writes an artifact directory from its parts; the manifest's file entries describe them.
+void write_artifact(const fs::path &dir, ArtifactManifest m, const std::string &plan, const std::string &weights,
+                    const std::string &kernels) {
+  fs::create_directories(dir);
+  m.plan = file_entry("plan.txt", plan);
+  m.weights = file_entry("weights.bin", weights);
+  m.kernels = file_entry("kernels.so", kernels);
+  write_file(dir / "plan.txt", plan);
+  write_file(dir / "weights.bin", weights);
+  write_file(dir / "kernels.so", kernels);
+  write_file(dir / "manifest.json", to_json(m));
+}
+
+ArtifactManifest sample_manifest() {
+  ArtifactManifest m;
+  m.tessel_version = deploy_runtime_version();
+  m.target = "llvm";
+  m.halide_target = "x86-64-linux-sse41";
+  m.required_cpu_features = {"sse2"};
+  m.model_path = "models/tiny \"model\".onnx";
+  m.model_fnv1a64 = "0123456789abcdef";
+  m.created_utc = "2026-11-21T12:00:00Z";
+  m.arena_bytes = 64;
+  m.inputs = {{"x", DType::Float32, {2, 3}}};
+  m.outputs = {{"y", DType::Float32, {2, 3}}};
+  ArtifactTask tuned;
+  tuned.kernel = "k0";
+  tuned.ops = "Conv+Relu";
+  tuned.workload_key = "conv|1x3x224x224|\\n";
+  tuned.flops = 115605504;
+  tuned.tuned = true;
+  tuned.schedule_hash = "b8389dad77cddd83";
+  tuned.record_median_seconds = 0.00061;
+  ArtifactTask plain;
+  plain.kernel = "k1";
+  plain.ops = "Add";
+  plain.flops = (int64_t{1} << 60) + 1;  // beyond a double's exact integers
+  m.tasks = {tuned, plain};
+  m.plan = {"plan.txt", 100, "0000000000000001"};
+  m.weights = {"weights.bin", 0, "cbf29ce484222325"};
+  m.kernels = {"kernels.so", 5, "ffffffffffffffff"};
+  return m;
+}
+
+// The plan of the fake artifact below: y = x + 2w, flat = x + w (a view, copied out),
+// info = the Halide buffer description the kernel saw for x.
+const char *kFakePlan =
+    "tessel-plan 1\n"
+    "tensor 0 x float32 2 2 3 input 0\n"
+    "tensor 1 w float32 2 2 3 weight 0\n"
+    "tensor 2 t float32 2 2 3 arena 0\n"
+    "tensor 3 y float32 2 2 3 output 0\n"
+    "tensor 5 t%20flat float32 1 6 view 2\n"
+    "tensor 4 flat float32 1 6 output 1\n"
+    "tensor 6 info int32 1 8 output 2\n"
+    "input 0 0\n"
+    "output 0 3\n"
+    "output 1 4\n"
+    "output 2 6\n"
+    "kernel add 3 0 1 2\n"
+    "kernel add 3 2 1 3\n"
+    "copy 5 4\n"
+    "kernel describe 2 0 6\n";
+
+// Stands in for a Halide kernels.so: the same entry points and buffer struct layout.
+const char *kFakeKernels = R"(
+#include <stdint.h>
+struct dim { int32_t min, extent, stride; uint32_t flags; };
+struct type { uint8_t code, bits; uint16_t lanes; };
+struct buf { uint64_t device; void *iface; uint8_t *host; uint64_t flags; struct type type;
+             int32_t dimensions; struct dim *dim; void *padding; };
+typedef void (*handler_t)(void *, const char *);
+static handler_t handler;
+static int threads;
+handler_t halide_set_error_handler(handler_t h) { handler_t old = handler; handler = h; return old; }
+int halide_set_num_threads(int n) { int old = threads; threads = n; return old; }
+int fake_threads(void) { return threads; }
+static int64_t count(const struct buf *b) {
+  int64_t n = 1;
+  for (int i = 0; i < b->dimensions; ++i) n *= b->dim[i].extent;
+  return n;
+}
+int add_argv(void **args) {
+  struct buf *a = args[0], *b = args[1], *o = args[2];
+  if (a->type.code != 2 || a->type.bits != 32 || a->type.lanes != 1) { handler(0, "add: not float32\n"); return -1; }
+  for (int64_t i = 0; i < count(o); ++i) ((float *)o->host)[i] = ((float *)a->host)[i] + ((float *)b->host)[i];
+  return 0;
+}
+int describe_argv(void **args) {
+  struct buf *a = args[0], *o = args[1];
+  int32_t *out = (int32_t *)o->host;
+  out[0] = a->dimensions;
+  out[1] = a->dim[0].extent; out[2] = a->dim[0].stride; out[3] = a->dim[0].min;
+  out[4] = a->dim[1].extent; out[5] = a->dim[1].stride;
+  out[6] = a->type.code * 100 + a->type.bits;
+  out[7] = (int32_t)(a->flags | a->device);
+  return 0;
+}
+int fail_argv(void **args) {
+  handler(0, "Input buffer x is accessed at 7, which is beyond the max (5) in dimension 0\n");
+  return -3;
+}
+)";
+
+// Compiles kFakeKernels with the system C compiler; empty when there is none.
+std::string build_fake_kernels(const fs::path &dir) {
+  const fs::path source = dir / "fake_kernels.c", library = dir / "fake_kernels.so";
+  write_file(source, kFakeKernels);
+  const std::string command = "cc -shared -fPIC -O1 -o '" + library.string() + "' '" + source.string() + "' 2>/dev/null";
+  if (std::system(command.c_str()) != 0) return "";
+  return read_file(library);
+}
+
+ArtifactManifest fake_manifest() {
+  ArtifactManifest m = sample_manifest();
+  m.tasks.clear();
+  m.arena_bytes = 64;
+  m.outputs = {{"y", DType::Float32, {2, 3}}, {"flat", DType::Float32, {6}}, {"info", DType::Int32, {8}}};
+  return m;
+}
+
+std::string fake_weights() {
+  std::string w(64, '\0');
+  const float values[6] = {1, 2, 3, 4, 5, 6};
+  std::memcpy(w.data(), values, sizeof values);
+  return w;
+}
+
+}  // namespace
+
+// ---- JSON ---------------------------------------------------------------------------------
+
+TEST_CASE("JSON reader: values, nesting, exact integers", "[deploy]") {
+  auto v = parse_json(R"( {"a": [1, -2.5e3, true, false, null, {"b": []}], "c": {}, "big": 9007199254740993} )");
+  REQUIRE(v.ok());
+  const JsonValue &root = v.value();
+  REQUIRE(root.is_object());
+  CHECK(root.members().size() == 3);
+  CHECK(root.members()[0].first == "a");  // key order kept
+  const JsonValue &a = *root.find("a");
+  REQUIRE(a.items().size() == 6);
+  CHECK(a.items()[0].as_int64() == 1);
+  CHECK(a.items()[1].as_double() == -2500.0);
+  CHECK_FALSE(a.items()[1].as_int64().has_value());
+  CHECK(a.items()[2].as_bool());
+  CHECK(a.items()[3].is_bool());
+  CHECK_FALSE(a.items()[3].as_bool());
+  CHECK(a.items()[4].is_null());
+  CHECK(a.items()[5].find("b")->is_array());
+  CHECK(root.find("c")->members().empty());
+  CHECK(root.find("big")->as_int64() == int64_t{9007199254740993});
+  CHECK(root.find("nope") == nullptr);
+  CHECK(parse_json("0").ok());
+  CHECK(parse_json("\"\"").value().text().empty());
+}
+
+TEST_CASE("JSON reader: string escapes, \\u and surrogate pairs", "[deploy]") {
+  auto v = parse_json(R"("q\" b\\ s\/ \b\f\n\r\t \u00e9 \u65E5 \ud83d\ude00 \u0000")");
+  REQUIRE(v.ok());
+  CHECK(v.value().text() == std::string("q\" b\\ s/ \b\f\n\r\t \xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80 ") + std::string(1, '\0'));
+  // The writer's quoting reads back to the same bytes.
+  const std::string odd = std::string("tab\there \"quoted\" back\\slash \x01 caf\xC3\xA9 nul:") + std::string(1, '\0');
+  auto back = parse_json(json_quote(odd));
+  REQUIRE(back.ok());
+  CHECK(back.value().text() == odd);
+  for (double d : {0.0, 0.1, 1e-300, 123456.789, -2.5, 0.00061}) CHECK(parse_json(json_number(d)).value().as_double() == d);
+}
+
+TEST_CASE("JSON reader: errors give the byte offset", "[deploy]") {
+  auto expect = [](const std::string &text, const std::string &offset, const std::string &what) {
+    auto v = parse_json(text);
+    REQUIRE_FALSE(v.ok());
+    CHECK_THAT(v.error().message, Catch::Contains("at byte " + offset) && Catch::Contains(what));
+  };
+  expect(R"({"a": })", "6", "expected a value");
+  expect(R"([1, 2)", "5", "end of the text");
+  expect(R"({"a" 1})", "5", "':'");
+  expect(R"({"a": 1, "a": 2})", "9", "duplicate key");
+  expect(R"({"a": 1} x)", "9", "after the JSON value");
+  expect(R"([01])", "2", "leading zero");
+  expect(R"(["\x"])", "2", "invalid escape");
+  expect(R"(["abc)", "1", "unterminated string");
+  expect(R"(["\ud83d"])", "2", "low surrogate");
+  expect(R"(["\u12G4"])", "6", "hex digit");
+  expect("[\"a\nb\"]", "3", "control character");
+  expect(R"([1.])", "3", "digit");
+  expect(R"(tru)", "0", "expected a value");
+  expect("", "0", "expected a value");
+  expect(std::string(300, '['), "257", "nesting");
+}
+
+// ---- manifest ---------------------------------------------------------------------------
+
+TEST_CASE("manifest: to_json then parse_manifest gives the same manifest", "[deploy]") {
+  const ArtifactManifest m = sample_manifest();
+  const std::string json = to_json(m);
+  auto back = parse_manifest(json);
+  REQUIRE(back.ok());
+  CHECK(back.value() == m);
+  CHECK(back.value().tasks[1].flops == (int64_t{1} << 60) + 1);
+  CHECK(back.value().tasks[0].record_median_seconds == 0.00061);
+  CHECK(to_json(back.value()) == json);
+  // A human reads it too: one field per line.
+  CHECK_THAT(json, Catch::Contains("\n  \"format\": \"tessel-artifact\",\n  \"format_version\": 1,\n"));
+  // Fields this runtime does not know are ignored.
+  std::string extra = json;
+  extra.insert(1, "\n  \"future_field\": {\"x\": [1, 2]},");
+  auto with_extra = parse_manifest(extra);
+  REQUIRE(with_extra.ok());
+  CHECK(with_extra.value() == m);
+}
+
+TEST_CASE("manifest: wrong format, future format_version, bad fields", "[deploy]") {
+  std::string json = to_json(sample_manifest());
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string s = json;
+    const size_t at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  auto wrong_format = parse_manifest(replace("\"tessel-artifact\"", "\"onnx-model\""));
+  REQUIRE_FALSE(wrong_format.ok());
+  CHECK_THAT(wrong_format.error().message, Catch::Contains("not a tessel artifact") && Catch::Contains("onnx-model"));
+
+  auto not_json = parse_manifest("\x7f" "ELF binary");
+  REQUIRE_FALSE(not_json.ok());
+  CHECK_THAT(not_json.error().message, Catch::Contains("not a tessel artifact") && Catch::Contains("at byte 0"));
+
+  // A future version is named before any field it may have changed is looked at.
+  auto future = parse_manifest(R"({"format": "tessel-artifact", "format_version": 2, "something": "else"})");
+  REQUIRE_FALSE(future.ok());
+  CHECK_THAT(future.error().message, Catch::Contains("format version 2") && Catch::Contains("reads version 1"));
+
+  auto bad_bytes = parse_manifest(replace("\"bytes\": 100", "\"bytes\": -1"));
+  REQUIRE_FALSE(bad_bytes.ok());
+  CHECK_THAT(bad_bytes.error().message, Catch::Contains("files.plan.bytes"));
+  auto bad_dtype = parse_manifest(replace("\"dtype\": \"float32\"", "\"dtype\": \"complex64\""));
+  REQUIRE_FALSE(bad_dtype.ok());
+  CHECK_THAT(bad_dtype.error().message, Catch::Contains("inputs[0].dtype") && Catch::Contains("complex64"));
+  auto bad_hash = parse_manifest(replace("\"ffffffffffffffff\"", "\"FFFF\""));
+  REQUIRE_FALSE(bad_hash.ok());
+  CHECK_THAT(bad_hash.error().message, Catch::Contains("files.kernels.fnv1a64"));
+  auto bad_schedule = parse_manifest(replace("\"schedule\": \"tuned\"", "\"schedule\": \"magic\""));
+  REQUIRE_FALSE(bad_schedule.ok());
+  CHECK_THAT(bad_schedule.error().message, Catch::Contains("tasks[0].schedule"));
+}
+
+TEST_CASE("fnv1a64 of the reference strings", "[deploy]") {
+  CHECK(fnv1a64_hex("", 0) == "cbf29ce484222325");
+  CHECK(fnv1a64_hex("a", 1) == "af63dc4c8601ec8c");
+  CHECK(fnv1a64_hex("foobar", 6) == "85944171f73967e8");
+}
+
+// ---- plan -------------------------------------------------------------------------------
+
+TEST_CASE("plan: to_text then parse_plan gives the same plan", "[deploy]") {
+  ExecutionPlan plan;
+  plan.tensors = {
+      {7, "input image", DType::Float32, {1, 3, 4, 4}, Location::Input, 0},
+      {2, "scale%", DType::Float16, {}, Location::Input, 1},
+      {9, "conv.weight", DType::Float32, {8, 3, 3, 3}, Location::Weight, 128},
+      {3, "", DType::Int64, {0}, Location::Arena, 0},
+      {4, "日本/ü:x", DType::Bool, {2, 2}, Location::Arena, 64},
+      {5, "flat", DType::Bool, {4}, Location::View, 4},
+      {6, "flat2", DType::Bool, {1, 4}, Location::View, 5},
+      {11, "out", DType::Bool, {4}, Location::Output, 0},
+      {12, "w copy", DType::Float32, {8, 3, 3, 3}, Location::Output, 1},
+  };
+  plan.inputs = {7, 2};
+  plan.outputs = {11, 12};
+  plan.steps = {KernelStep{"k0", {7, 2, 9, 4}}, CopyStep{6, 11}, CopyStep{9, 12}, KernelStep{"k_1", {3}}};
+  const std::string text = to_text(plan);
+  CHECK(text.rfind("tessel-plan 1\ntensor 7 input%20image float32 4 1 3 4 4 input 0\n", 0) == 0);
+  auto back = parse_plan(text);
+  INFO(text);
+  REQUIRE(back.ok());
+  CHECK(back.value() == plan);
+  CHECK(to_text(back.value()) == text);
+}
+
+TEST_CASE("plan: each check fails naming the line", "[deploy]") {
+  const std::string head =
+      "tessel-plan 1\n"
+      "tensor 0 x float32 1 4 input 0\n"
+      "tensor 1 y float32 1 4 output 0\n";
+  const std::string io = "input 0 0\noutput 0 1\n";
+  auto expect = [](const std::string &text, int line, const std::string &what) {
+    auto p = parse_plan(text);
+    INFO(text);
+    REQUIRE_FALSE(p.ok());
+    CHECK_THAT(p.error().message, Catch::StartsWith("line " + std::to_string(line) + ":") && Catch::Contains(what));
+  };
+  REQUIRE(parse_plan(head + io + "kernel k 2 0 1\n").ok());
+
+  expect(head + io + "kernel k 2 0 5\n", 6, "undeclared tensor id 5");
+  expect(head + "tensor 1 z float32 1 4 arena 0\n" + io, 4, "duplicate tensor id 1");
+  expect(head + "tensor 2 a float32 1 4 view 3\ntensor 3 b float32 1 4 view 2\n" + io, 4, "view cycle");
+  expect(head + "tensor 2 a float32 1 4 view 2\n" + io, 4, "view cycle");
+  expect(head + "tensor 2 a float32 1 5 view 0\n" + io, 4, "view size mismatch");
+  expect(head + "tensor 2 a int32 1 4 view 0\n" + io, 4, "view size mismatch");
+  expect(head + "tensor 2 a float32 1 4 view 9\n" + io, 4, "undeclared tensor id 9");
+  expect(head + "tensor 2 z float32 1 4 output 1\n" + io, 4, "missing output position");
+  expect(head + "input 0 0\n", 3, "missing output position");
+  expect(head + "tensor 2 z complex64 1 4 arena 0\n" + io, 4, "bad dtype 'complex64'");
+  // Truncated: mid-line (no final newline), a line cut short, an argument list cut short.
+  expect(head + io + "kernel k 2 0 1", 6, "truncated");
+  expect(head + io + "kernel k 2 0\n", 6, "truncated");
+  expect("tessel-plan 1\ntensor 0 x float32 2 4\n", 2, "truncated");
+  expect("", 1, "empty plan");
+  expect("tessel-plan 2\n", 1, "expected 'tessel-plan 1'");
+  expect(head + io + "copy 0 1\ncopy 1 0\n", 7, "caller's input");
+  expect(head + io + "copy 0 1\n" + "tensor 2 z float32 1 4 arena 0\n", 7, "out of order");
+  expect(head + "output 0 1\ninput 0 0\n", 5, "out of order");
+  expect(head + "input 0 1\noutput 0 1\n", 4, "located at output 0");
+  expect(head + io + "kernel k  2 0 1\n", 6, "exactly one space");
+  expect(head + io + "kernel 3k 2 0 1\n", 6, "C identifier");
+  expect(head + io + "jump 4\n", 6, "unknown line kind");
+  expect(head + "tensor 2 z float32 1 -4 arena 0\n" + io, 4, "non-negative");
+  expect(head + "tensor 2 z float32 1 5 arena 0\n" + io + "copy 2 1\n", 7, "different sizes");
+  expect(head + "tensor 2 z%4 float32 1 4 arena 0\n" + io, 4, "bad escape");
+}
+
+TEST_CASE("plan: names round-trip through percent-encoding", "[deploy]") {
+  for (std::string name : {std::string("plain_name-1.2/a:b"), std::string("with space"), std::string("100%"),
+                           std::string("%41"), std::string("naïve 日本語 😀"), std::string(""), std::string("%"),
+                           std::string("tab\tnew\nline"), std::string(1, '\0') + "nul", std::string("\xff\x80")}) {
+    const std::string encoded = encode_plan_name(name);
+    CHECK_FALSE(encoded.empty());
+    CHECK(encoded.find_first_of(" \n\t") == std::string::npos);
+    auto back = decode_plan_name(encoded);
+    REQUIRE(back.ok());
+    CHECK(back.value() == name);
+  }
+  CHECK(encode_plan_name("a b%") == "a%20b%25");
+  CHECK(encode_plan_name("é") == "%C3%A9");
+  CHECK_FALSE(decode_plan_name("a%2").ok());
+  CHECK_FALSE(decode_plan_name("a%zz").ok());
+  CHECK_FALSE(decode_plan_name("raw space").ok());
+}
+
+// ---- CPU features ---------------------------------------------------------------------
+
+TEST_CASE("cpu features: unknown names are refused, sse2 is present", "[deploy]") {
+  CHECK(check_cpu_features({}).ok());
+  CHECK(check_cpu_features({"sse2"}).ok());
+  CHECK(cpu_supports("sse2") == std::optional<bool>(true));
+  CHECK_FALSE(cpu_supports("no_such_feature").has_value());
+  auto unknown = check_cpu_features({"sse2", "no_such_feature"});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(unknown.error().message, Catch::Contains("no_such_feature"));
+  // Every missing feature is named, not just the first.
+  std::vector<std::string> missing;
+  for (const std::string &f : known_cpu_features())
+    if (cpu_supports(f) == std::optional<bool>(false)) missing.push_back(f);
+  if (missing.size() >= 2) {
+    auto r = check_cpu_features({missing[0], "sse2", missing[1]});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains(missing[0]) && Catch::Contains(missing[1]));
+  }
+}
+
+// ---- Module::load -----------------------------------------------------------------------
+
+TEST_CASE("Module::load: missing directory, garbage manifest, short plan", "[deploy]") {
+  TempDir tmp;
+  CHECK_THAT(load_error((tmp.path / "nope.tsl").string()), Catch::Contains("nope.tsl") && Catch::Contains("no such artifact directory"));
+
+  const fs::path empty = tmp.path / "empty.tsl";
+  fs::create_directories(empty);
+  CHECK_THAT(load_error(empty.string()), Catch::Contains("manifest.json") && Catch::Contains("missing"));
+
+  const fs::path garbage = tmp.path / "garbage.tsl";
+  fs::create_directories(garbage);
+  write_file(garbage / "manifest.json", "this is not json");
+  CHECK_THAT(load_error(garbage.string()), Catch::Contains("manifest.json") && Catch::Contains("not a tessel artifact"));
+
+  // The manifest says the plan has more bytes than the file holds.
+  const fs::path short_plan = tmp.path / "short.tsl";
+  write_artifact(short_plan, fake_manifest(), kFakePlan, fake_weights(), "not really a library");
+  const std::string plan = kFakePlan;
+  write_file(short_plan / "plan.txt", plan.substr(0, plan.size() - 20));
+  CHECK_THAT(load_error(short_plan.string()),
+             Catch::Contains("truncated or modified: plan.txt has " + std::to_string(plan.size() - 20) +
+                             " bytes, the manifest says " + std::to_string(plan.size())));
+}
+
+TEST_CASE("Module::load: versions, target, CPU, files and plan bounds", "[deploy]") {
+  TempDir tmp;
+  const std::string kernels = "not really a library";
+  auto artifact = [&](const std::string &name, const ArtifactManifest &m, const std::string &plan = kFakePlan) {
+    write_artifact(tmp.path / name, m, plan, fake_weights(), kernels);
+    return (tmp.path / name).string();
+  };
+
+  ArtifactManifest m = fake_manifest();
+  m.tessel_version = "0.0.1-old";
+  CHECK_THAT(load_error(artifact("old.tsl", m)),
+             Catch::Contains("tessel 0.0.1-old") && Catch::Contains(std::string("tessel ") + deploy_runtime_version()));
+
+  m = fake_manifest();
+  m.arch = "aarch64";
+  CHECK_THAT(load_error(artifact("arm.tsl", m)), Catch::Contains("aarch64"));
+
+  m = fake_manifest();
+  m.required_cpu_features = {"sse2", "no_such_feature"};
+  CHECK_THAT(load_error(artifact("cpu.tsl", m)), Catch::Contains("no_such_feature"));
+
+  m = fake_manifest();
+  m.target = "cuda";
+  CHECK_THAT(load_error(artifact("cuda.tsl", m)), Catch::Contains("built without CUDA"));
+
+  m = fake_manifest();
+  m.tessel_version = "x";
+  m.format_version = 7;
+  CHECK_THAT(load_error(artifact("future.tsl", m)), Catch::Contains("format version 7"));
+
+  // A file the manifest lists is missing; another was changed in place (same size).
+  const std::string missing = artifact("missing.tsl", fake_manifest());
+  fs::remove(fs::path(missing) / "weights.bin");
+  CHECK_THAT(load_error(missing), Catch::Contains("weights.bin") && Catch::Contains("missing"));
+  const std::string modified = artifact("modified.tsl", fake_manifest());
+  std::string weights = fake_weights();
+  weights[0] ^= 1;
+  write_file(fs::path(modified) / "weights.bin", weights);
+  CHECK_THAT(load_error(modified), Catch::Contains("modified: weights.bin has FNV-1a 64"));
+  // Without hash checks it gets as far as opening the (fake) library.
+  ModuleOptions no_hashes;
+  no_hashes.verify_hashes = false;
+  CHECK_THAT(load_error(modified, no_hashes), Catch::Contains("cannot load the kernels"));
+
+  // Plan tensors must lie inside the arena and weights.bin, at aligned offsets.
+  std::string plan = kFakePlan;
+  auto edit = [&](const std::string &from, const std::string &to) {
+    std::string s = plan;
+    return s.replace(s.find(from), from.size(), to);
+  };
+  CHECK_THAT(load_error(artifact("arena.tsl", fake_manifest(), edit("t float32 2 2 3 arena 0", "t float32 2 2 3 arena 64"))),
+             Catch::Contains("runs past the end of the arena"));
+  CHECK_THAT(load_error(artifact("weight.tsl", fake_manifest(), edit("w float32 2 2 3 weight 0", "w float32 2 2 3 weight 64"))),
+             Catch::Contains("runs past the end of weights.bin"));
+  CHECK_THAT(load_error(artifact("align.tsl", fake_manifest(), edit("t float32 2 2 3 arena 0", "t float32 2 2 3 arena 8"))),
+             Catch::Contains("not 64-byte aligned"));
+  CHECK_THAT(load_error(artifact("badplan.tsl", fake_manifest(), edit("kernel describe 2 0 6", "kernel describe 2 0 60"))),
+             Catch::Contains("plan.txt line 16: undeclared tensor id 60"));
+  // The plan's inputs must be the manifest's.
+  m = fake_manifest();
+  m.inputs[0].shape = {3, 2};
+  CHECK_THAT(load_error(artifact("io.tsl", m)), Catch::Contains("input 0 (x)") && Catch::Contains("float32[3,2]"));
+  CHECK_THAT(load_error(artifact("threads.tsl", fake_manifest()), ModuleOptions{-1, true}), Catch::Contains("threads"));
+}
+
+TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors", "[deploy]") {
+  TempDir tmp;
+  const std::string kernels = build_fake_kernels(tmp.path);
+  if (kernels.empty()) {
+    WARN("no C compiler (cc): skipping the Module run test");
+    return;
+  }
+  const fs::path dir = tmp.path / "fake.tsl";
+  write_artifact(dir, fake_manifest(), kFakePlan, fake_weights(), kernels);
+  ModuleOptions options;
+  options.threads = 3;
+  Module module = Module::load(dir.string(), options);
+  CHECK(module.kernel_count() == 3);
+  CHECK(module.arena_bytes() == 64);
+  CHECK(module.inputs().size() == 1);
+  CHECK(module.outputs()[2].name == "info");
+  CHECK_THAT(module.manifest_json(), Catch::Contains("tessel-artifact"));
+  {
+    // halide_set_num_threads got options.threads.
+    void *h = ::dlopen(fs::canonical(dir / "kernels.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(h != nullptr);
+    auto threads = reinterpret_cast<int (*)()>(::dlsym(h, "fake_threads"));
+    REQUIRE(threads != nullptr);
+    CHECK(threads() == 3);
+    ::dlclose(h);
+  }
+
+  Tensor x(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) x.data_as<float>()[i] = 10.0f * i;
+  for (int round = 0; round < 2; ++round) {  // a second run reuses the buffers
+    std::vector<Tensor> out = module.run({x});
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].shape() == Shape{2, 3});
+    for (int i = 0; i < 6; ++i) {
+      CHECK(out[0].data_as<float>()[i] == 10.0f * i + 2.0f * (i + 1));
+      CHECK(out[1].data_as<float>()[i] == 10.0f * i + (i + 1));
+    }
+    // x as Halide saw it: 2 dims, dim 0 the last ONNX axis (extent 3, stride 1, min 0),
+    // dim 1 extent 2 stride 3; float32 (code 2, 32 bits); no flags, no device.
+    const int32_t *info = out[2].data_as<int32_t>();
+    CHECK(std::vector<int32_t>(info, info + 8) == std::vector<int32_t>{2, 3, 1, 0, 2, 3, 232, 0});
+  }
+
+  auto named = module.run_named({{"x", x}});
+  CHECK(named.size() == 3);
+  CHECK(named.at("y").data_as<float>()[5] == 62.0f);
+  try {
+    module.run_named({{"x", x}, {"extra", x}});
+    FAIL("an unknown input name was accepted");
+  } catch (const ModuleError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("unknown input 'extra'"));
+  }
+  try {
+    module.run_named({});
+    FAIL("a missing input was accepted");
+  } catch (const ModuleError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("missing input 'x'"));
+  }
+  try {
+    module.run({Tensor(DType::Float32, {3, 2})});
+    FAIL("a wrong shape was accepted");
+  } catch (const ModuleError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("input 'x'") && Catch::Contains("expected float32[2,3], got float32[3,2]"));
+  }
+  CHECK_THROWS_AS(module.run({}), ModuleError);
+  CHECK_THROWS_AS(module.run({Tensor(DType::Int64, {2, 3})}), ModuleError);
+
+  // run_raw writes into the caller's buffers.
+  std::vector<float> y(6), flat(6);
+  std::vector<int32_t> info(8);
+  module.run_raw({x.data()}, {y.data(), flat.data(), info.data()});
+  CHECK(y[1] == 14.0f);
+  CHECK(flat[5] == 56.0f);
+  CHECK_THROWS_AS(module.run_raw({nullptr}, {y.data(), flat.data(), info.data()}), ModuleError);
+
+  // run() on one Module from several threads: serialized, every result right.
+  {
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        for (int r = 0; r < 50; ++r)
+          if (module.run({x})[0].data_as<float>()[5] != 62.0f) ++wrong;
+      });
+    for (std::thread &t : threads) t.join();
+    CHECK(wrong == 0);
+  }
+  // A second Module from the same artifact shares the library and outlives the first.
+  {
+    Module other = Module::load(dir.string());
+    CHECK(other.run({x})[1].data_as<float>()[5] == 56.0f);
+  }
+
+  // Movable: the moved-to Module runs, the moved-from one says so.
+  Module moved = std::move(module);
+  CHECK(moved.run({x})[0].data_as<float>()[0] == 2.0f);
+  CHECK_THROWS_AS(module.kernel_count(), ModuleError);
+
+  // A kernel that fails: Halide's message in the error.
+  std::string plan = kFakePlan;
+  plan += "kernel fail 1 0\n";
+  const fs::path failing = tmp.path / "failing.tsl";
+  write_artifact(failing, fake_manifest(), plan, fake_weights(), kernels);
+  Module bad = Module::load(failing.string());
+  try {
+    bad.run({x});
+    FAIL("the failing kernel did not fail");
+  } catch (const ModuleError &e) {
+    CHECK(std::string(e.what()) == "kernel fail failed: Input buffer x is accessed at 7, which is beyond the max (5) in dimension 0");
+  }
+
+  // A symbol kernels.so lacks.
+  const fs::path nosym = tmp.path / "nosym.tsl";
+  write_artifact(nosym, fake_manifest(), std::string(kFakePlan) + "kernel nosuch 1 0\n", fake_weights(), kernels);
+  CHECK_THAT(load_error(nosym.string()), Catch::Contains("no nosuch_argv"));
+}
+
+TEST_CASE("Module refuses a kernels.so replaced while the old one is loaded", "[deploy]") {
+  TempDir tmp;
+  const std::string kernels = build_fake_kernels(tmp.path);
+  if (kernels.empty()) {
+    WARN("no C compiler (cc): skipping");
+    return;
+  }
+  const fs::path dir = tmp.path / "model.tsl";
+  write_artifact(dir, fake_manifest(), kFakePlan, fake_weights(), kernels);
+  Tensor x(DType::Float32, {2, 3});
+  {
+    Module first = Module::load(dir.string());
+    // Recompiled into place (a new file at the same path) while `first` still holds the old one.
+    fs::remove_all(dir);
+    write_artifact(dir, fake_manifest(), kFakePlan, fake_weights(), kernels);
+    CHECK_THAT(load_error(dir.string()), Catch::Contains("replaced on disk"));
+    CHECK_NOTHROW(first.run({x}));
+  }
+  // Once the old Module is gone the new artifact loads.
+  Module second = Module::load(dir.string());
+  CHECK(second.run({x})[0].data_as<float>()[0] == 2.0f);
+}

@@ -1,0 +1,71 @@
+// `tessel compile model.onnx --db tessel.db -o model.tsl`: the deployable artifact.
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/artifact_compiler.h"
+#include "tools/commands.h"
+#include "tools/json_writer.h"
+#include "tuning_db/open_best_record_source.h"
+
+namespace tessel {
+
+int compile_command(const CompileCommandOptions &options) {
+  auto target = parse_target(options.target);
+  if (!target.ok()) return fail(target.error().message);
+  if (!options.db_path.empty() && !options.log_path.empty()) return fail("give --db or --log, not both");
+  // The default database is used when it is there; compiling with no records is allowed
+  // (every task gets its default schedule) and said.
+  std::string records = !options.log_path.empty() ? options.log_path : options.db_path;
+  if (records.empty() && std::filesystem::exists("tessel.db")) records = "tessel.db";
+  std::shared_ptr<BestRecordSource> source;
+  if (!records.empty()) {
+    if (!std::filesystem::exists(records)) return fail("tuning records '" + records + "' do not exist");
+    auto opened = open_best_record_source(records);
+    if (!opened.ok()) return fail(opened.error().message);
+    source = std::move(opened.value());
+  } else {
+    std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
+  }
+  auto graph = load_optimized_model(options.model_path, options.optimize);
+  if (!graph.ok()) return fail(graph.error().message);
+
+  ArtifactCompileOptions compile;
+  compile.target = target.value();
+  compile.model_path = options.model_path;
+  compile.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  if (source) {
+    const std::string target_text = target->to_string();
+    compile.schedules = [source, target_text](const std::string &key) -> Result<std::optional<DeployedSchedule>> {
+      auto best = source->best(key, target_text);
+      if (!best.ok()) return best.error();
+      if (!best.value()) return std::optional<DeployedSchedule>();
+      return std::optional<DeployedSchedule>(
+          DeployedSchedule{best.value()->schedule_text, best.value()->schedule_hash, best.value()->median_seconds});
+    };
+  }
+  auto summary = compile_artifact(graph.value(), compile, options.output_path);
+  if (!summary.ok()) return fail(summary.error().message);
+  const ArtifactCompileSummary &s = summary.value();
+  if (options.json) {
+    JsonWriter json;
+    json.begin_object();
+    json.key("artifact").value(options.output_path);
+    json.key("kernel_steps").value(static_cast<int64_t>(s.kernel_steps));
+    json.key("compiled_kernels").value(static_cast<int64_t>(s.compiled_kernels));
+    json.key("tuned_tasks").value(static_cast<int64_t>(s.tuned_tasks));
+    json.key("default_tasks").value(static_cast<int64_t>(s.default_tasks));
+    json.key("arena_bytes").value(s.arena_bytes);
+    json.key("weights_bytes").value(s.weights_bytes);
+    json.key("seconds").value(s.seconds);
+    json.end_object();
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+  }
+  std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",
+              options.output_path.c_str(), s.kernel_steps, s.compiled_kernels, s.tuned_tasks, s.default_tasks);
+  std::printf("arena %.2f MB, weights %.2f MB, compiled in %.1f s%s%s\n", s.arena_bytes / 1e6, s.weights_bytes / 1e6,
+              s.seconds, records.empty() ? "" : ", records from ", records.c_str());
+  return 0;
+}
+
+}  // namespace tessel

@@ -5,7 +5,7 @@ For each model writes NAME.onnx, NAME.input.npy and NAME.expected.npy (PyTorch's
 that input) into the output folder. Models: resnet18 (torchvision's architecture, written out
 here so torchvision is not needed), mobilenet_v2 (torchvision's MobileNet-V2, width 1.0, also
 written out here), transformer_encoder (a BERT-style 2-layer encoder with GELU via erf),
-tiny_cnn (the small model bundled in examples/). With no model names, all but mobilenet_v2.
+tiny_cnn (the small model bundled in examples/). With no model names, all of them.
 
 usage: /usr/bin/python3 tools/export_models.py OUT_DIR [resnet18 mobilenet_v2 transformer_encoder tiny_cnn]
 """
@@ -193,7 +193,7 @@ def main():
         print(__doc__)
         return 2
     out_dir = sys.argv[1]
-    which = sys.argv[2:] or ["resnet18", "transformer_encoder", "tiny_cnn"]
+    which = sys.argv[2:] or ["resnet18", "mobilenet_v2", "transformer_encoder", "tiny_cnn"]
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(0)
     with torch.no_grad():

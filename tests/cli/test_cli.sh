@@ -66,6 +66,25 @@ expect 0 "fused groups run tuned schedules" -- "$tessel" run "$model" --db "$tmp
 expect 0 "" -- "$tessel" db export --db "$tmp/tune.db" -o "$tmp/log.jsonl"
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
 expect 1 "does not exist" -- "$tessel" run "$model" --db "$tmp/missing.db"
+
+# tune -> compile -> run: the artifact from the database and from its exported log.
+expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl"
+expect 0 "with tuned records" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_log.tsl"
+cmp -s "$tmp/tiny.tsl/plan.txt" "$tmp/tiny_log.tsl/plan.txt" && cmp -s "$tmp/tiny.tsl/kernels.so" "$tmp/tiny_log.tsl/kernels.so" ||
+  { echo "FAILED: compile --log differs from compile --db"; failures=$((failures + 1)); }
+expect 0 "tuned" -- "$tessel" inspect "$tmp/tiny.tsl"
+expect 0 "output.npy" -- "$tessel" run "$tmp/tiny.tsl" --input "input=$src/examples/models/tiny_cnn.input.npy" --output-dir "$tmp/tsl_out" --repeat 2
+/usr/bin/python3 - "$tmp/tsl_out/output.npy" "$src/examples/models/tiny_cnn.expected.npy" <<'PY' || { echo "FAILED: artifact output differs from PyTorch"; failures=$((failures + 1)); }
+import sys, numpy as np
+got, want = np.load(sys.argv[1]), np.load(sys.argv[2])
+raise SystemExit(0 if np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-4 else 1)
+PY
+expect 1 "give --db or --log, not both" -- "$tessel" compile "$model" --db "$tmp/tune.db" --log "$tmp/log.jsonl" -o "$tmp/x.tsl"
+expect 1 "do not exist" -- "$tessel" compile "$model" --log "$tmp/missing.jsonl" -o "$tmp/x.tsl"
+[ ! -e "$tmp/x.tsl" ] || { echo "FAILED: a failed compile left $tmp/x.tsl"; failures=$((failures + 1)); }
+head -c 1000 "$tmp/tiny.tsl/weights.bin" > "$tmp/short" && mkdir -p "$tmp/cut.tsl" && cp "$tmp/tiny.tsl/"* "$tmp/cut.tsl/" &&
+  cp "$tmp/short" "$tmp/cut.tsl/weights.bin"
+expect 1 "weights.bin" -- "$tessel" run "$tmp/cut.tsl"
 printf 'this is not sqlite at all, just text padding the header out to a page' > "$tmp/corrupt.db"
 expect 1 "corrupt.db" -- "$tessel" tune "$model" --trials 2 --db "$tmp/corrupt.db"
 

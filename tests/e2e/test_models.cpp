@@ -3,10 +3,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "graph/fuse.h"
 #include "graph/onnx_import.h"
+#include "runtime/artifact_compiler.h"
+#include "runtime/deploy/module.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
 #include "runtime/optimize_graph.h"
@@ -69,7 +73,45 @@ int kernel_groups(const GraphExecutor &executor) {
   return count;
 }
 
+/// Compiles the optimized model into an artifact, runs it through the deploy runtime and
+/// checks it against PyTorch.
+void check_artifact(const std::string &name) {
+  const std::string base = std::string(TESSEL_MODELS_DIR) + "/" + name;
+  auto graph = load_model(base + ".onnx");
+  REQUIRE(graph.ok());
+  auto optimized = optimize_graph(graph.value());
+  REQUIRE(optimized.ok());
+  const std::string artifact = (std::filesystem::temp_directory_path() /
+                                ("tessel_e2e_" + name + "_" + std::to_string(::getpid()) + ".tsl")).string();
+  ArtifactCompileOptions options;
+  options.model_path = base + ".onnx";
+  auto compiled = compile_artifact(optimized.value(), options, artifact);
+  INFO((compiled.ok() ? std::string() : compiled.error().message));
+  REQUIRE(compiled.ok());
+  auto input = read_npy(base + ".input.npy");
+  auto expected = read_npy(base + ".expected.npy");
+  REQUIRE(input.ok());
+  REQUIRE(expected.ok());
+  Module module = Module::load(artifact);
+  const std::vector<Tensor> outputs = module.run({input.value()});
+  std::filesystem::remove_all(artifact);
+  const double err = relative_l2(outputs.at(0), expected.value());
+  std::printf("%s artifact: %d kernel calls, arena %.2f MB, relative L2 error vs PyTorch = %.3g\n", name.c_str(),
+              module.kernel_count(), module.arena_bytes() / 1e6, err);
+  CHECK(err < 1e-4);
+}
+
 }  // namespace
+
+TEST_CASE("compiled artifacts of the exports match PyTorch", "[e2e][artifact]") {
+  check_artifact("resnet18");
+  check_artifact("mobilenet_v2");
+  check_artifact("transformer_encoder");
+}
+
+TEST_CASE("MobileNet-V2 matches PyTorch", "[e2e]") {
+  check_model("mobilenet_v2", true, true);
+}
 
 TEST_CASE("ResNet-18 matches PyTorch", "[e2e]") {
   check_model("resnet18", false, false);

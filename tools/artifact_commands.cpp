@@ -12,6 +12,7 @@
 #include "runtime/model_inputs.h"
 #include "runtime/npy.h"
 #include "tools/commands.h"
+#include "tools/file_safe_name.h"
 #include "tools/json_writer.h"
 
 namespace tessel {
@@ -21,14 +22,6 @@ bool is_artifact_path(const std::string &path) {
 }
 
 namespace {
-
-std::string file_safe(const std::string &name) {
-  std::string s = name.empty() ? "output" : name;
-  for (char &c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  if (s[0] == '.') s[0] = '_';
-  return s;
-}
 
 /// The artifact's inputs from `NAME=file.npy` / `file.npy` specs, or seeded random ones.
 Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptions &options,
@@ -98,7 +91,7 @@ int run_artifact_command(const RunOptions &options) {
       std::filesystem::create_directories(options.output_dir, ec);
       if (ec) return fail(options.output_dir + ": cannot create directory: " + ec.message());
       for (size_t i = 0; i < outputs.size(); ++i) {
-        const std::string path = options.output_dir + "/" + file_safe(module.outputs()[i].name) + ".npy";
+        const std::string path = options.output_dir + "/" + file_safe_name(module.outputs()[i].name) + ".npy";
         if (auto ok = write_npy(path, outputs[i]); !ok.ok()) return fail(ok.error().message);
         written.push_back(path);
       }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "runtime/artifact_compiler.h"
+#include "runtime/deployed_schedule_lookup.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"
 #include "tuning_db/open_best_record_source.h"
@@ -33,16 +34,7 @@ int compile_command(const CompileCommandOptions &options) {
   compile.target = target.value();
   compile.model_path = options.model_path;
   compile.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  if (source) {
-    const std::string target_text = target->to_string();
-    compile.schedules = [source, target_text](const std::string &key) -> Result<std::optional<DeployedSchedule>> {
-      auto best = source->best(key, target_text);
-      if (!best.ok()) return best.error();
-      if (!best.value()) return std::optional<DeployedSchedule>();
-      return std::optional<DeployedSchedule>(
-          DeployedSchedule{best.value()->schedule_text, best.value()->schedule_hash, best.value()->median_seconds});
-    };
-  }
+  if (source) compile.schedules = deployed_schedule_lookup(source, target->to_string());
   auto summary = compile_artifact(graph.value(), compile, options.output_path);
   if (!summary.ok()) return fail(summary.error().message);
   const ArtifactCompileSummary &s = summary.value();

@@ -12,19 +12,11 @@
 #include "runtime/model_inputs.h"
 #include "runtime/npy.h"
 #include "tools/commands.h"
+#include "tools/file_safe_name.h"
 #include "tools/json_writer.h"
 #include "tuning_db/tuning_database.h"
 
 namespace tessel {
-
-/// Output names can hold '/', ':' and the like; keep letters, digits, '-', '_' and '.'.
-static std::string file_safe(const std::string &name) {
-  std::string s = name.empty() ? "output" : name;
-  for (char &c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  if (s[0] == '.') s[0] = '_';
-  return s;
-}
 
 int run_command(const RunOptions &options) {
   if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
@@ -90,7 +82,7 @@ int run_command(const RunOptions &options) {
     std::filesystem::create_directories(options.output_dir, ec);
     if (ec) return fail(options.output_dir + ": cannot create directory: " + ec.message());
     for (size_t i = 0; i < outputs->size(); ++i) {
-      const std::string path = options.output_dir + "/" + file_safe(shared->tensors[shared->outputs[i]].name) + ".npy";
+      const std::string path = options.output_dir + "/" + file_safe_name(shared->tensors[shared->outputs[i]].name) + ".npy";
       auto ok = write_npy(path, (*outputs)[i]);
       if (!ok.ok()) return fail(ok.error().message);
       written.push_back(path);

@@ -11,6 +11,7 @@
 
 #include "graph/fuse.h"
 #include "runtime/artifact_compiler.h"
+#include "runtime/deployed_schedule_lookup.h"
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/module.h"
 #include "runtime/graph_executor.h"
@@ -239,13 +240,7 @@ TEST_CASE("artifact: compiling with a tuning log equals compiling with its datab
     REQUIRE(opened.ok());
     std::shared_ptr<BestRecordSource> source = std::move(opened.value());
     ArtifactCompileOptions options;
-    options.schedules = [source, target](const std::string &key) -> Result<std::optional<DeployedSchedule>> {
-      auto best = source->best(key, target.to_string());
-      if (!best.ok()) return best.error();
-      if (!best.value()) return std::optional<DeployedSchedule>();
-      return std::optional<DeployedSchedule>(
-          DeployedSchedule{best.value()->schedule_text, best.value()->schedule_hash, best.value()->median_seconds});
-    };
+    options.schedules = deployed_schedule_lookup(source, target.to_string());
     auto summary = compile_artifact(*graph, options, out.string());
     INFO((summary.ok() ? "" : summary.error().message));
     REQUIRE(summary.ok());

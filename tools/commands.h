@@ -63,6 +63,10 @@ int bench_command(const BenchOptions &options);
 struct TuneCommandOptions {
   OptimizeOptions optimize;
   std::string model_path;
+  std::string op;     // instead of a model: one kernel, matmul or conv ...
+  std::string shape;  // ... of this size (as `tessel bench` takes it)
+  double timeout_ms = 0;     // > 0: per-candidate run timeout
+  double min_repeat_ms = 0;  // > 0: each candidate is timed for at least this long
   std::string target = "llvm";
   std::string db_path = "tessel.db";
   int trials = 2000;

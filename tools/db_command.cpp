@@ -18,7 +18,7 @@
 namespace tessel {
 
 CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
-  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import");
+  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import, prune");
   db->require_subcommand(1);
   const auto add_db_path = [&options](CLI::App *command) {
     command->add_option("--db", options.db_path, "tuning database (default ./tessel.db)");
@@ -49,6 +49,13 @@ CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
   add_db_path(import_cmd);
   import_cmd->add_option("log", options.log_path, "tuning log (.jsonl)")->required();
   import_cmd->callback([&options] { options.action = DbOptions::Action::Import; });
+
+  CLI::App *prune = db->add_subcommand("prune", "Delete failed records and/or all but the fastest per workload");
+  add_db_path(prune);
+  prune->add_flag("--failed", options.prune_failed, "delete records that did not run correctly");
+  prune->add_option("--keep-best", options.keep_best, "keep only the N fastest ok records per workload and target")
+      ->check(CLI::PositiveNumber);
+  prune->callback([&options] { options.action = DbOptions::Action::Prune; });
   return db;
 }
 
@@ -221,18 +228,35 @@ int import_log(const DbOptions &options) {
   return 0;
 }
 
+int prune_records(const DbOptions &options) {
+  if (!options.prune_failed && options.keep_best <= 0)
+    return fail("db prune: say what to delete: --failed and/or --keep-best N");
+  if (::access(options.db_path.c_str(), F_OK) != 0) return fail(options.db_path + ": no such tuning database");
+  auto db = TuningDatabase::open(options.db_path);
+  if (!db.ok()) return fail(db.error().message);
+  PruneOptions prune;
+  prune.failed = options.prune_failed;
+  prune.keep_best = options.keep_best;
+  auto summary = db->prune(prune);
+  if (!summary.ok()) return fail(summary.error().message);
+  std::printf("removed %lld records from %s; %lld remain\n", static_cast<long long>(summary->removed),
+              options.db_path.c_str(), static_cast<long long>(summary->remaining));
+  return 0;
+}
+
 }  // namespace
 
 int db_command(const DbOptions &options) {
   if (options.action == DbOptions::Action::Import) return import_log(options);
-  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export or import");
+  if (options.action == DbOptions::Action::Prune) return prune_records(options);
+  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import or prune");
   auto db = open_existing(options.db_path);
   if (!db.ok()) return fail(db.error().message);
   switch (options.action) {
     case DbOptions::Action::Stats: return print_stats(db.value(), options.json);
     case DbOptions::Action::Best: return print_best(db.value(), options);
     case DbOptions::Action::Export: return export_log(db.value(), options);
-    default: return fail("db: expected stats, best, export or import");
+    default: return fail("db: expected stats, best, export, import or prune");
   }
 }
 

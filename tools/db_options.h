@@ -9,7 +9,7 @@ class App;
 namespace tessel {
 
 struct DbOptions {
-  enum class Action { None, Stats, Best, Export, Import };
+  enum class Action { None, Stats, Best, Export, Import, Prune };
   Action action = Action::None;
   std::string db_path = "tessel.db";
   bool json = false;                 // stats, best: machine-readable output
@@ -21,9 +21,11 @@ struct DbOptions {
   bool ok_only = false;              // export: only ok records
   std::string output_path;           // export: file (empty or "-": stdout)
   std::string log_path;              // import
+  bool prune_failed = false;         // prune: records that did not run correctly
+  int keep_best = 0;                 // prune: keep only the N fastest ok records per workload and target
 };
 
-/// Adds `db` and its four subcommands to the CLI, filling `options`; returns the `db` command.
+/// Adds `db` and its five subcommands to the CLI, filling `options`; returns the `db` command.
 /// In main: `CLI::App *db_cmd = tessel::add_db_command(app, db);` ... `if (*db_cmd) return tessel::db_command(db);`
 CLI::App *add_db_command(CLI::App &app, DbOptions &options);
 

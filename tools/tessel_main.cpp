@@ -46,7 +46,13 @@ int main(int argc, char **argv) {
 
   tessel::TuneCommandOptions tune;
   CLI::App *tune_cmd = app.add_subcommand("tune", "Search schedules for every task of a model, recording in the tuning database");
-  tune_cmd->add_option("model", tune.model_path, "model.onnx")->required();
+  tune_cmd->add_option("model", tune.model_path, "model.onnx (or --op and --shape for one kernel)");
+  tune_cmd->add_option("--op", tune.op, "tune one kernel instead of a model: matmul or conv");
+  tune_cmd->add_option("--shape", tune.shape, "with --op: MxNxK, or N,C,H,W,K,R,S[,stride[,pad]] for conv");
+  tune_cmd->add_option("--timeout-ms", tune.timeout_ms, "a candidate that runs longer is recorded as a timeout")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--min-repeat-ms", tune.min_repeat_ms, "time each candidate for at least this long (default 100)")
+      ->check(CLI::PositiveNumber);
   tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
   tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(CLI::PositiveNumber);
   tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");

@@ -408,6 +408,34 @@ Result<std::set<std::string>> TuningDatabase::measured_hashes(const std::string 
   }
 }
 
+Result<PruneSummary> TuningDatabase::prune(const PruneOptions &options) {
+  auto transaction = WriteTransaction::begin(db_, path_);
+  if (!transaction.ok()) return transaction.error();
+  PruneSummary summary;
+  if (options.failed) {
+    auto remove = SqliteStatement::prepare(db_, path_, "DELETE FROM records WHERE status != 'ok'");
+    if (!remove.ok()) return remove.error();
+    if (auto ran = remove->run("prune failed records"); !ran.ok()) return ran.error();
+    summary.removed += sqlite3_changes(db_);
+  }
+  if (options.keep_best > 0) {
+    auto remove = SqliteStatement::prepare(
+        db_, path_,
+        "DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
+        "(PARTITION BY workload_key, target_id ORDER BY median_seconds, id) AS rank FROM records "
+        "WHERE status = 'ok') WHERE rank > ?)");
+    if (!remove.ok()) return remove.error();
+    remove->bind(1, static_cast<int64_t>(options.keep_best));
+    if (auto ran = remove->run("prune all but the best records"); !ran.ok()) return ran.error();
+    summary.removed += sqlite3_changes(db_);
+  }
+  auto remaining = query_count(db_, path_, "SELECT count(*) FROM records");
+  if (!remaining.ok()) return remaining.error();
+  summary.remaining = remaining.value();
+  if (auto committed = transaction->commit(); !committed.ok()) return committed.error();
+  return summary;
+}
+
 Result<DatabaseStats> TuningDatabase::stats() const {
   DatabaseStats stats;
   auto version = read_schema_version(db_, path_);

@@ -57,6 +57,17 @@ struct ImportSummary {
   int64_t new_workloads = 0;
 };
 
+/// What prune() removes. Pruned schedules may be measured again by a later tuning run.
+struct PruneOptions {
+  bool failed = false;  // every record whose status is not ok
+  int keep_best = 0;    // > 0: only the keep_best fastest ok records per (workload, target) stay
+};
+
+struct PruneSummary {
+  int64_t removed = 0;
+  int64_t remaining = 0;
+};
+
 class TuningDatabase : public BestRecordSource {
  public:
   /// Opens `path`, creating it (and the schema) when missing and migrating an older
@@ -94,6 +105,9 @@ class TuningDatabase : public BestRecordSource {
   Result<std::set<std::string>> measured_hashes(const std::string &workload_key, const std::string &target) const;
 
   Result<DatabaseStats> stats() const;
+
+  /// Deletes records as `options` say, in one transaction.
+  Result<PruneSummary> prune(const PruneOptions &options);
 
   /// Writes the tuning log (one JSON line per record, oldest first); returns the count.
   Result<int64_t> export_jsonl(std::ostream &out, const ExportFilter &filter = {}) const;

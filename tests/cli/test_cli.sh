@@ -65,6 +65,10 @@ expect 0 "records +(1[0-9]|[2-9][0-9])" -- "$tessel" db stats --db "$tmp/tune.db
 expect 0 "fused groups run tuned schedules" -- "$tessel" run "$model" --db "$tmp/tune.db" --repeat 2
 expect 0 "" -- "$tessel" db export --db "$tmp/tune.db" -o "$tmp/log.jsonl"
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
+expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --failed --keep-best 1
+expect 1 "say what to delete" -- "$tessel" db prune --db "$tmp/copy.db"
+expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5
+expect 1 "not both" -- "$tessel" tune "$model" --op matmul --shape 32x24x16 --trials 3 --db "$tmp/op.db"
 expect 1 "does not exist" -- "$tessel" run "$model" --db "$tmp/missing.db"
 
 # tune -> compile -> run: the artifact from the database and from its exported log.

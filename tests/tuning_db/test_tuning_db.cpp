@@ -803,3 +803,33 @@ TEST_CASE("compile finds best records in a database or a log alike", "[tuning_db
   REQUIRE_FALSE(junk.ok());
   CHECK_THAT(junk.error().message, Catch::StartsWith(dir.file("junk.bin") + ":1:"));
 }
+
+TEST_CASE("prune deletes failed records and all but the fastest per workload and target", "[tuning_db]") {
+  TempDir dir;
+  TuningDatabase db = db_with(dir.file("tessel.db"),
+                              {
+                                  make_record("h3", 3e-3),
+                                  make_record("h1", 1e-3),
+                                  make_record("crash", std::nullopt, RecordStatus::Crash),
+                                  make_record("h2", 2e-3),
+                                  make_record("cuda_slow", 5e-3, RecordStatus::Ok, "cuda"),
+                                  make_record("cuda_fast", 1e-5, RecordStatus::Ok, "cuda"),
+                              });
+  PruneOptions failed_only;
+  failed_only.failed = true;
+  auto pruned = db.prune(failed_only);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->removed == 1);
+  CHECK(pruned->remaining == 5);
+  PruneOptions keep_one;
+  keep_one.keep_best = 1;
+  pruned = db.prune(keep_one);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->removed == 3);
+  auto llvm = db.top_k(kWorkload, "llvm", 10);
+  REQUIRE(llvm.ok());
+  CHECK(hashes_of(llvm.value()) == std::vector<std::string>{"h1"});
+  auto cuda = db.top_k(kWorkload, "cuda", 10);
+  REQUIRE(cuda.ok());
+  CHECK(hashes_of(cuda.value()) == std::vector<std::string>{"cuda_fast"});
+}

@@ -127,7 +127,12 @@ Result<std::optional<Schedule>> tuned_schedule(std::shared_ptr<const Graph> grap
       best = searched_schedules[i];
       best_seconds = again[i].median_seconds;
     }
-  if (!best && !builtin_in_top) return make_error("none of the best records of " + key + " ran again");
+  if (!best && !builtin_in_top) {
+    std::string why;
+    for (const MeasureResult &m : again)
+      if (m.status != MeasureStatus::Ok) why = std::string(to_text(m.status)) + ": " + m.error;
+    return make_error("none of the best records of " + key + " ran again (" + why + ")");
+  }
   setup += "; fastest of the top " + std::to_string(schedules.size()) + " records measured again" +
            (best ? "" : " is the built-in schedule");
   return best;

@@ -63,14 +63,21 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
     funcs[t] = TensorFunc{Halide::Func(param), type.dtype, type.shape};
     result.parameters.push_back(param);
   }
-  // Member names become Func names; two members must never share one.
+  // Member names become Func names, and a schedule names its stages by them: they come from
+  // the op and its place in the group, never from the model's node names, so a record of a
+  // workload key applies to every group with that key (the same conv in two models, or
+  // twice in one).
   std::set<std::string> used_names;
-  for (int n : group.nodes) {
+  for (size_t position = 0; position < group.nodes.size(); ++position) {
+    const int n = group.nodes[position];
     Node node = g.nodes[n];
-    if (!used_names.insert(halide_name(node.name)).second) {
-      node.name += "_" + std::to_string(n);
-      used_names.insert(halide_name(node.name));
+    std::string canonical;
+    for (char c : node.op_type) canonical += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!used_names.insert(canonical).second) {
+      canonical += "_" + std::to_string(position);
+      used_names.insert(canonical);
     }
+    node.name = canonical;
     const ComputeFn *rule = find_compute_rule(node.op_type);
     if (!rule) return make_error(where + ": no kernel for op " + node.op_type + " (node '" + node.name + "')");
     ComputeContext ctx{node, g.opset, {}, {}, {}};

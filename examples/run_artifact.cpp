@@ -3,7 +3,7 @@
 //
 //   tessel_run_artifact model.tsl [--threads N] [--repeat N] [--input x.npy]...
 //
-// Each input is read from the next --input .npy file (float32 or int64, C order) or, without
+// Each input is read from the next --input .npy file (runtime/npy.h) or, without
 // one, filled with a fixed pattern. Prints every output's name, shape and first values, and
 // the median latency of --repeat runs.
 #include <algorithm>
@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "runtime/deploy/module.h"
+#include "runtime/npy.h"
 
 using namespace tessel;
 
@@ -49,47 +49,15 @@ double element(const Tensor &t, int64_t i) {
   return t.element_as_double(i);
 }
 
-// A minimal .npy reader: version 1 or 2 headers, little-endian float32 or int64, C order.
-bool read_npy(const std::string &path, const TensorDesc &want, Tensor &out, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return error = path + ": cannot open", false;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return error = path + ": not a .npy file", false;
-  const int major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len = 0, offset = 0;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
-    offset = 10;
-  } else if (bytes.size() >= 12) {
-    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
-    offset = 12;
-  }
-  if (offset == 0 || offset + header_len > bytes.size()) return error = path + ": bad .npy header", false;
-  const std::string header = bytes.substr(offset, header_len);
-  DType dtype;
-  if (header.find("'<f4'") != std::string::npos) dtype = DType::Float32;
-  else if (header.find("'<i8'") != std::string::npos) dtype = DType::Int64;
-  else return error = path + ": only little-endian float32 and int64 .npy files are read here", false;
-  if (header.find("True") != std::string::npos) return error = path + ": Fortran order is not supported", false;
-  Shape shape;
-  size_t open = header.find("'shape'");
-  open = open == std::string::npos ? open : header.find('(', open);
-  const size_t close = open == std::string::npos ? open : header.find(')', open);
-  if (close == std::string::npos) return error = path + ": no shape in the .npy header", false;
-  for (size_t p = open + 1; p < close;) {
-    while (p < close && (header[p] < '0' || header[p] > '9')) ++p;
-    if (p >= close) break;
-    shape.push_back(std::strtoll(header.c_str() + p, nullptr, 10));
-    while (p < close && header[p] >= '0' && header[p] <= '9') ++p;
-  }
-  if (dtype != want.dtype || shape != want.shape)
-    return error = path + ": holds " + dtype_name(dtype) + shape_to_string(shape) + ", input '" + want.name +
-                   "' is " + dtype_name(want.dtype) + shape_to_string(want.shape),
+/// The .npy file as input `want`: its dtype and shape must match exactly.
+bool read_input(const std::string &path, const TensorDesc &want, Tensor &out, std::string &error) {
+  auto read = read_npy(path);
+  if (!read.ok()) return error = read.error().message, false;
+  if (read->dtype() != want.dtype || read->shape() != want.shape)
+    return error = path + ": holds " + dtype_name(read->dtype()) + shape_to_string(read->shape()) + ", input '" +
+                   want.name + "' is " + dtype_name(want.dtype) + shape_to_string(want.shape),
            false;
-  out = Tensor(dtype, shape);
-  const size_t data_at = offset + header_len;
-  if (bytes.size() - data_at < out.bytes()) return error = path + ": shorter than its header says", false;
-  std::memcpy(out.data(), bytes.data() + data_at, out.bytes());
+  out = std::move(read.value());
   return true;
 }
 
@@ -129,7 +97,7 @@ int main(int argc, char **argv) {
       Tensor t(d.dtype, d.shape);
       std::string error;
       if (i < npy_files.size()) {
-        if (!read_npy(npy_files[i], d, t, error)) {
+        if (!read_input(npy_files[i], d, t, error)) {
           std::fprintf(stderr, "error: %s\n", error.c_str());
           return 1;
         }

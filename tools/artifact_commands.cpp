@@ -12,7 +12,7 @@
 #include "runtime/model_inputs.h"
 #include "runtime/npy.h"
 #include "tools/commands.h"
-#include "tools/file_safe_name.h"
+#include "tools/output_files.h"
 #include "tools/json_writer.h"
 
 namespace tessel {
@@ -87,14 +87,11 @@ int run_artifact_command(const RunOptions &options) {
     const double median_ms = times_ms.empty() ? first_run_ms : times_ms[times_ms.size() / 2];
     std::vector<std::string> written;
     if (!options.output_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(options.output_dir, ec);
-      if (ec) return fail(options.output_dir + ": cannot create directory: " + ec.message());
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        const std::string path = options.output_dir + "/" + file_safe_name(module.outputs()[i].name) + ".npy";
-        if (auto ok = write_npy(path, outputs[i]); !ok.ok()) return fail(ok.error().message);
-        written.push_back(path);
-      }
+      std::vector<std::string> names;
+      for (const TensorDesc &d : module.outputs()) names.push_back(d.name);
+      auto files = write_output_files(options.output_dir, names, outputs);
+      if (!files.ok()) return fail(files.error().message);
+      written = std::move(files.value());
     }
     if (options.json) {
       JsonWriter json;

@@ -12,7 +12,7 @@
 #include "runtime/model_inputs.h"
 #include "runtime/npy.h"
 #include "tools/commands.h"
-#include "tools/file_safe_name.h"
+#include "tools/output_files.h"
 #include "tools/json_writer.h"
 #include "tuning_db/tuning_database.h"
 
@@ -78,15 +78,11 @@ int run_command(const RunOptions &options) {
 
   std::vector<std::string> written;
   if (!options.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.output_dir, ec);
-    if (ec) return fail(options.output_dir + ": cannot create directory: " + ec.message());
-    for (size_t i = 0; i < outputs->size(); ++i) {
-      const std::string path = options.output_dir + "/" + file_safe_name(shared->tensors[shared->outputs[i]].name) + ".npy";
-      auto ok = write_npy(path, (*outputs)[i]);
-      if (!ok.ok()) return fail(ok.error().message);
-      written.push_back(path);
-    }
+    std::vector<std::string> names;
+    for (int t : shared->outputs) names.push_back(shared->tensors[t].name);
+    auto files = write_output_files(options.output_dir, names, outputs.value());
+    if (!files.ok()) return fail(files.error().message);
+    written = std::move(files.value());
   }
   const KernelCacheStats stats = kernel_cache_stats();
   if (options.json) {

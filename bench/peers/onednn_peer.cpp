@@ -1,7 +1,5 @@
 #include "bench/peers/onednn_peer.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -9,6 +7,18 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#ifndef TESSEL_HAVE_ONEDNN
+namespace tessel::bench {
+KernelRow make_onednn_matmul(const MatmulProblem &problem) {
+  return unavailable_row(problem.title(), "oneDNN matmul", kOneDnnMissing);
+}
+std::vector<KernelRow> make_onednn_conv(const ConvProblem &problem) {
+  return {unavailable_row(problem.title(), "oneDNN conv", kOneDnnMissing)};
+}
+}  // namespace tessel::bench
+#else
+#include <oneapi/dnnl/dnnl.hpp>
 
 namespace tessel::bench {
 
@@ -149,3 +159,4 @@ std::vector<KernelRow> make_onednn_conv(const ConvProblem &problem) {
 }
 
 }  // namespace tessel::bench
+#endif  // TESSEL_HAVE_ONEDNN

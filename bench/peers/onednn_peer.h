@@ -7,6 +7,10 @@
 
 namespace tessel::bench {
 
+/// The note of a oneDNN row when tessel was configured without it.
+inline constexpr const char *kOneDnnMissing =
+    "not built in: libdnnl-dev was not found when tessel was configured";
+
 /// The matmul primitive on plain row-major A, B, C.
 KernelRow make_onednn_matmul(const MatmulProblem &problem);
 

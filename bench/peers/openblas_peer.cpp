@@ -1,12 +1,17 @@
 #include "bench/peers/openblas_peer.h"
 
-#include <cblas.h>
-
 #include <memory>
+
+#ifdef TESSEL_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
 
 namespace tessel::bench {
 
 KernelRow make_openblas_matmul(const MatmulProblem &problem, int threads) {
+#ifndef TESSEL_HAVE_OPENBLAS
+  return unavailable_row(problem.title(), "OpenBLAS cblas_sgemm", kOpenBlasMissing);
+#else
   openblas_set_num_threads(threads);
   auto out = std::make_shared<std::vector<float>>(size_t(problem.m) * problem.n);
   KernelRow row;
@@ -22,6 +27,7 @@ KernelRow make_openblas_matmul(const MatmulProblem &problem, int threads) {
   row.note = std::string("core ") + openblas_get_corename() + ", " + std::to_string(openblas_get_num_threads()) +
              " threads";
   return row;
+#endif
 }
 
 }  // namespace tessel::bench

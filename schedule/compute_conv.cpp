@@ -385,7 +385,7 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p) {
     args.insert(args.end(), {ch, batch});
     Func padded(func_name(p.name, "padded"));
     padded(args) = p.source_value(padded_coords, ch, batch);
-    schedule_source(padded, p.input_elements, static_cast<int>(args.size()) - 2);
+    if (!ctx.unscheduled) schedule_source(padded, p.input_elements, static_cast<int>(args.size()) - 2);
     std::vector<Expr> index;  // Halide order
     for (size_t d = spatial; d-- > 0;) index.push_back(coords[d]);
     index.push_back(channel);

@@ -53,7 +53,7 @@ struct GroupFuncs {
 };
 
 Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, const GroupSignature &sig, bool plain,
-                                     const std::string &where) {
+                                     const std::string &where, bool unscheduled = false) {
   GroupFuncs result;
   std::map<int, TensorFunc> &funcs = result.by_tensor;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
@@ -82,6 +82,7 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
     if (!rule) return make_error(where + ": no kernel for op " + node.op_type + " (node '" + node.name + "')");
     ComputeContext ctx{node, g.opset, {}, {}, {}};
     ctx.plain = plain;
+    ctx.unscheduled = unscheduled;
     ctx.exposed_stages = &result.exposed;
     for (int t : g.node_inputs[n]) {
       if (t == kNoTensor) {
@@ -111,7 +112,7 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
   // Func with update definitions, so those are computed once, at root (exposed stages are
   // the schedule's to place).
   for (auto &[t, f] : funcs)
-    if (!output_set.count(t) && f.func.has_update_definition() && !exposed_names.count(f.func.name()) &&
+    if (!unscheduled && !output_set.count(t) && f.func.has_update_definition() && !exposed_names.count(f.func.name()) &&
         !f.func.function().schedule().compute_level().is_root())
       f.func.compute_root();
 
@@ -312,6 +313,21 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
     return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
     return make_error(where + ": Halide rejected the schedule: " + e.what());
+  } catch (const std::exception &e) {
+    return make_error(where + ": " + e.what());
+  }
+}
+
+Result<std::shared_ptr<NodePipeline>> build_unscheduled_group_pipeline(const Graph &g, const FusedGroup &group,
+                                                                       const GroupSignature &sig) {
+  const std::string where = group_location(g, group);
+  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  try {
+    auto funcs = build_group_funcs(g, group, sig, true, where, true);
+    if (!funcs.ok()) return funcs.error();
+    return finish_pipeline(funcs.value(), sig);
+  } catch (const Halide::Error &e) {
+    return make_error(where + ": " + e.what());
   } catch (const std::exception &e) {
     return make_error(where + ": " + e.what());
   }

@@ -45,6 +45,11 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
                                                                      const GroupSignature &signature,
                                                                      const Schedule &schedule);
 
+/// The group's pipeline with no scheduling directive at all (plain form, internal stages
+/// unplaced), for Halide's autoschedulers. Not runnable before one has scheduled it.
+Result<std::shared_ptr<NodePipeline>> build_unscheduled_group_pipeline(const Graph &graph, const FusedGroup &group,
+                                                                       const GroupSignature &signature);
+
 /// The signature of a group with the graph's static types and constant values (for tasks
 /// extracted before running: the tuner and the benchmarks). Fails when a type is unknown.
 Result<GroupSignature> static_group_signature(const Graph &graph, const FusedGroup &group);

@@ -38,6 +38,9 @@ struct ComputeContext {
   /// no schedule of their own, an accumulator Func (exposed through expose_stage) and a pure
   /// output reading it, so a tessel Schedule decides every loop. Other rules ignore it.
   bool plain = false;
+  /// With plain: for Halide's autoschedulers, which refuse a pipeline with any scheduling
+  /// directive. Rules that materialize an internal stage leave its placement to them.
+  bool unscheduled = false;
   std::vector<TensorFunc> *exposed_stages = nullptr;
 
   const Attributes &attrs() const { return node.attributes; }

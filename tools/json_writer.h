@@ -1,6 +1,7 @@
 #pragma once
 // A minimal streaming JSON writer for --json output (no dependency needed for this much).
 #include <cstdint>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ class JsonWriter {
   JsonWriter &value(int64_t v) { separate(); out_ += std::to_string(v); return *this; }
   JsonWriter &value(double v) {
     separate();
+    if (!std::isfinite(v)) {  // JSON has no NaN or infinity
+      out_ += "null";
+      return *this;
+    }
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.6g", v);
     out_ += buf;

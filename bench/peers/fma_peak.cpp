@@ -3,9 +3,12 @@
 #include <immintrin.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
+
+#include "bench/peers/parallel_bursts.h"
 
 namespace tessel::bench {
 
@@ -13,6 +16,8 @@ namespace {
 
 // Iterations per thread and run: about 2-4 ms at 4 GHz, long next to thread start-up.
 constexpr long kIterations = 1L << 20;
+// Idle gap before each measured repetition (see parallel_bursts.h).
+constexpr int kIdleBetweenRunsMs = 10;
 // Independent accumulators: FMA latency (4 cycles) x FMA pipes (2) x margin.
 constexpr int kChains = 12;
 
@@ -47,6 +52,31 @@ __attribute__((target("avx2,fma"))) float fma_loop_avx2(long iterations) {
   return total;
 }
 
+enum class FmaIsa { None, Avx2, Avx512 };
+
+FmaIsa widest_fma_isa() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return FmaIsa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return FmaIsa::Avx2;
+  return FmaIsa::None;
+}
+
+double flops_per_thread(FmaIsa isa) {
+  const int lanes = isa == FmaIsa::Avx512 ? 16 : 8;
+  return 2.0 * lanes * kChains * static_cast<double>(kIterations);
+}
+
+// One run: `threads` threads each run the FMA loop once.
+void run_fma_threads(int threads, bool avx512, std::atomic<float> &sink) {
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([avx512, &sink] {
+      const float v = avx512 ? fma_loop_avx512(kIterations) : fma_loop_avx2(kIterations);
+      sink.store(v, std::memory_order_relaxed);
+    });
+  for (std::thread &w : workers) w.join();
+}
+
 }  // namespace
 
 KernelRow make_fma_peak_row(const std::string &kernel_label, int threads) {
@@ -54,27 +84,31 @@ KernelRow make_fma_peak_row(const std::string &kernel_label, int threads) {
   row.kernel = kernel_label;
   row.is_peer = false;
   row.is_peak = true;
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+  const FmaIsa isa = widest_fma_isa();
+  if (isa == FmaIsa::None)
     return unavailable_row(kernel_label, "machine FMA peak", "the CPU has neither AVX-512 nor AVX2+FMA");
-  const int lanes = avx512 ? 16 : 8;
+  const bool avx512 = isa == FmaIsa::Avx512;
   row.name = std::string("machine FMA peak (") + (avx512 ? "AVX-512" : "AVX2") + ", " + std::to_string(threads) +
              " threads)";
-  row.flops = 2.0 * lanes * kChains * static_cast<double>(kIterations) * threads;
+  row.flops = flops_per_thread(isa) * threads;
   auto sink = std::make_shared<std::atomic<float>>(0.0f);
-  row.run = [threads, avx512, sink] {
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t)
-      workers.emplace_back([avx512, sink] {
-        const float v = avx512 ? fma_loop_avx512(kIterations) : fma_loop_avx2(kIterations);
-        sink->store(v, std::memory_order_relaxed);
-      });
-    for (std::thread &w : workers) w.join();
-  };
+  row.run = [threads, avx512, sink] { run_fma_threads(threads, avx512, *sink); };
   row.check_error = [] { return 0.0; };
   row.note = std::to_string(kChains) + " independent FMA chains per thread";
   return row;
+}
+
+double measure_fma_peak_gflops(int threads, int repetitions) {
+  const FmaIsa isa = widest_fma_isa();
+  if (isa == FmaIsa::None || threads < 1) return 0.0;
+  const bool avx512 = isa == FmaIsa::Avx512;
+  std::atomic<float> sink{0.0f};
+  ParallelBursts bursts(threads);
+  const double seconds =
+      best_burst_seconds(bursts, repetitions, std::chrono::milliseconds(kIdleBetweenRunsMs), [&](int) {
+        sink.store(avx512 ? fma_loop_avx512(kIterations) : fma_loop_avx2(kIterations), std::memory_order_relaxed);
+      });
+  return flops_per_thread(isa) * threads / seconds * 1e-9;
 }
 
 }  // namespace tessel::bench

@@ -12,4 +12,10 @@ namespace tessel::bench {
 /// `threads` threads. Its check_error is 0: there is no output to check.
 KernelRow make_fma_peak_row(const std::string &kernel_label, int threads);
 
+/// The same loop timed here: the best GFLOP/s of `repetitions` runs on `threads` threads (a
+/// ceiling, so the best run is the one least disturbed). 0 when the CPU has neither AVX-512
+/// nor AVX2+FMA. The threads are started once and sleep 10 ms before each repetition (see
+/// parallel_bursts.h): about 0.5 s for 40 repetitions.
+double measure_fma_peak_gflops(int threads, int repetitions = 40);
+
 }  // namespace tessel::bench

@@ -1,7 +1,5 @@
 #include "bench/peers/onednn_peer.h"
 
-#include <algorithm>
-#include <cctype>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,6 +17,8 @@ std::vector<KernelRow> make_onednn_conv(const ConvProblem &problem) {
 }  // namespace tessel::bench
 #else
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "bench/peers/onednn_layout.h"
 
 namespace tessel::bench {
 
@@ -39,26 +39,6 @@ struct OneDnnKernel {
     stream.wait();
   }
 };
-
-static std::string layout_note(const char *what, const dnnl::memory::desc &desc) {
-  // The blocked layouts are what make the "preferred" row fast; say which one was chosen.
-  const dnnl_memory_desc_t &c = desc.data;
-  if (c.format_kind != dnnl_blocked) return std::string(what) + " non-blocked";
-  std::string text = std::string(what) + " ";
-  const char *letters = "abcdef";
-  // Outer order by stride, then inner blocks, in oneDNN's own letter notation (e.g. aBcd16b).
-  std::vector<int> order;
-  for (int i = 0; i < c.ndims; ++i) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-            [&](int x, int y) { return c.format_desc.blocking.strides[x] > c.format_desc.blocking.strides[y]; });
-  std::vector<bool> blocked(c.ndims, false);
-  for (int i = 0; i < c.format_desc.blocking.inner_nblks; ++i)
-    blocked[c.format_desc.blocking.inner_idxs[i]] = true;
-  for (int d : order) text += blocked[d] ? char(std::toupper(letters[d])) : letters[d];
-  for (int i = 0; i < c.format_desc.blocking.inner_nblks; ++i)
-    text += std::to_string(c.format_desc.blocking.inner_blks[i]) + letters[c.format_desc.blocking.inner_idxs[i]];
-  return text;
-}
 
 static KernelRow row_for(std::shared_ptr<OneDnnKernel> kernel, const std::vector<float> *reference) {
   KernelRow row;
@@ -146,8 +126,8 @@ static KernelRow make_conv_row(const ConvProblem &problem, bool preferred_layout
     row.kernel = problem.title();
     row.name = name;
     row.flops = problem.flops();
-    row.note = std::string("impl ") + pd.impl_info_str() + "; " + layout_note("src", pd.src_desc()) + ", " +
-               layout_note("weights", pd.weights_desc()) + ", " + layout_note("dst", pd.dst_desc());
+    row.note = std::string("impl ") + pd.impl_info_str() + "; " + onednn_layout_note("src", pd.src_desc()) + ", " +
+               onednn_layout_note("weights", pd.weights_desc()) + ", " + onednn_layout_note("dst", pd.dst_desc());
     return row;
   } catch (const std::exception &e) {
     return unavailable_row(problem.title(), name, std::string("oneDNN error: ") + e.what());

@@ -31,7 +31,10 @@ void ensure_bench_environment(char **argv, int threads, const std::string &openb
     std::fprintf(stderr, "warning: benchmark environment still differs after re-exec; continuing\n");
     return;
   }
-  for (const auto &[name, value] : wanted) setenv(name.c_str(), value.c_str(), 1);
+  // An empty value means "unset": OpenBLAS complains about an empty OPENBLAS_CORETYPE.
+  for (const auto &[name, value] : wanted)
+    if (value.empty()) unsetenv(name.c_str());
+    else setenv(name.c_str(), value.c_str(), 1);
   setenv(kReexecGuard, "1", 1);
   execv("/proc/self/exe", argv);
   std::fprintf(stderr,

@@ -11,7 +11,7 @@ namespace tessel::bench {
 /// slower), and libgomp (oneDNN) reads OMP_NUM_THREADS at load too. So if OPENBLAS_CORETYPE or the
 /// thread variables (OMP_NUM_THREADS, HL_NUM_THREADS, OPENBLAS_NUM_THREADS) differ from what is
 /// asked, set them and exec this program again. Returns when the environment is right, or with a
-/// warning if exec failed.
+/// warning if exec failed. An empty openblas_coretype leaves OpenBLAS to detect the CPU.
 void ensure_bench_environment(char **argv, int threads, const std::string &openblas_coretype);
 
 /// "NAME=value" of each variable above, for the report header.

@@ -58,8 +58,19 @@ expect 0 "loop nest" -- "$tessel" inspect "$model" --task 0 --schedule default
 expect 1 "--task 99 is out of range" -- "$tessel" inspect "$model" --task 99
 printf 'tessel-schedule v1\nsplit nope x xo xi 4 auto\n' > "$tmp/bad.sched"
 expect 1 "does not apply to task 0.*nope" -- "$tessel" inspect "$model" --task 0 --schedule "$tmp/bad.sched"
-expect 0 "best of 2 samples" -- "$tessel" bench matmul 48x40x32 --samples 2
+# `tessel bench`: tessel's row and the peers, timed briefly (XDG_CACHE_HOME keeps the peak cache here).
+quick_bench() { XDG_CACHE_HOME="$tmp/cache" "$tessel" bench "$@" --rounds 1 --min-time 0.01 --db "$tmp/bench_none.db"; }
+expect 0 "tessel \(default schedule\).*-" -- quick_bench matmul 48x40x32 --vs default
+expect 0 "Adams2019 \(same pipeline\)" -- quick_bench softmax 8x64 --vs adams2019
+expect 0 '"rows"' -- quick_bench conv 1,8,10,10,8,3,3,1,1,2 --bias-relu --json --vs default
+expect 0 "Add\+Relu\+Mul" -- quick_bench elementwise 16x16 --vs default
+expect 0 "task 0: " -- quick_bench "$model" --vs default
+[ ! -e "$tmp/bench_none.db" ] || { echo "FAILED: bench created a database it was not asked to fill"; failures=$((failures + 1)); }
 expect 1 "matmul sizes are MxNxK" -- "$tessel" bench matmul 48x40
+expect 1 "unknown benchmark kernel 'frob'" -- "$tessel" bench frob 4x4
+expect 1 "unknown peer 'cublas'" -- "$tessel" bench matmul 8x8x8 --vs cublas
+expect 1 "unknown elementwise step 'cube'" -- "$tessel" bench elementwise 4x4 --chain add,cube
+expect 1 "does not exist" -- "$tessel" bench --task 0123456789abcdef --db "$tmp/none.db"
 expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 6 --batch 3 --db "$tmp/tune.db"
 expect 0 "records +(1[0-9]|[2-9][0-9])" -- "$tessel" db stats --db "$tmp/tune.db"
 expect 0 "fused groups run tuned schedules" -- "$tessel" run "$model" --db "$tmp/tune.db" --repeat 2
@@ -69,7 +80,29 @@ expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --fa
 expect 1 "say what to delete" -- "$tessel" db prune --db "$tmp/copy.db"
 expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5
 expect 1 "not both" -- "$tessel" tune "$model" --op matmul --shape 32x24x16 --trials 3 --db "$tmp/op.db"
+# bench from the records: --task rebuilds a workload from its key; --trials tops the database up.
+"$tessel" db export --db "$tmp/op.db" -o "$tmp/op.jsonl" >/dev/null 2>&1
+key=$(grep -o '"workload_key": *"[0-9a-f]*"' "$tmp/op.jsonl" | head -1 | grep -o '[0-9a-f]\{16\}')
+[ -n "$key" ] || { echo "FAILED: no workload key in the exported log"; failures=$((failures + 1)); }
+expect 0 "tessel tuned" -- "$tessel" bench --task "$key" --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01
+expect 0 "tessel tuned" -- "$tessel" bench matmul 32x24x16 --trials 6 --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01
 expect 1 "does not exist" -- "$tessel" run "$model" --db "$tmp/missing.db"
+
+# The tuning report: one self-contained page; errors are one line.
+expect 0 "wrote .*report.html" -- "$tessel" report --db "$tmp/tune.db" --model "$model" -o "$tmp/report.html"
+grep -q "id='tasks'" "$tmp/report.html" && ! grep -qE 'https?://|<script' "$tmp/report.html" ||
+  { echo "FAILED: report.html is not a self-contained report"; failures=$((failures + 1)); }
+expect 0 "wrote .*all.html" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/all.html"
+expect 1 "^tessel: error: .*missing.db: no such tuning database$" -- "$tessel" report --db "$tmp/missing.db" -o "$tmp/r.html"
+[ ! -e "$tmp/missing.db" ] || { echo "FAILED: report created $tmp/missing.db"; failures=$((failures + 1)); }
+expect 1 "no records for target 'llvm -mcpu=haswell'" -- "$tessel" report --db "$tmp/tune.db" --target "llvm -mcpu=haswell" -o "$tmp/r.html"
+expect 1 "nonexistent.onnx" -- "$tessel" report --db "$tmp/tune.db" --model "$tmp/nonexistent.onnx" -o "$tmp/r.html"
+printf 'this is not sqlite at all, just text padding the header out to a page' > "$tmp/corrupt_report.db"
+expect 1 "corrupt_report.db" -- "$tessel" report --db "$tmp/corrupt_report.db" -o "$tmp/r.html"
+expect 1 "no/such/dir/r.html: cannot write" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/no/such/dir/r.html"
+[ ! -e "$tmp/r.html" ] || { echo "FAILED: a failed report left $tmp/r.html"; failures=$((failures + 1)); }
+lines=$("$tessel" report --db "$tmp/missing.db" -o "$tmp/r.html" 2>&1 | wc -l)
+[ "$lines" = 1 ] || { echo "FAILED: report error took $lines lines"; failures=$((failures + 1)); }
 
 # tune -> compile -> run: the artifact from the database and from its exported log.
 expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl"

@@ -50,13 +50,24 @@ int print_task_schedule(const Graph &graph, int task_index, const std::string &s
                         const std::string &target);
 
 struct BenchOptions {
-  std::string kind;  // matmul | conv
-  std::string spec;  // MxNxK | N,C,H,W,K,R,S[,stride[,pad]]
+  OptimizeOptions optimize;
+  std::string kind;   // a kernel kind (matmul, conv, ...), or a model.onnx path
+  std::string spec;   // the kernel's sizes (see tuner/benchmark_problems.h)
+  std::string task_key;  // --task KEY: a workload of the database instead
+  bool bias_relu = false;                 // matmul/conv/depthwise: fuse a bias add and a ReLU
+  std::vector<std::string> chain;         // elementwise steps (default add,relu,mul)
   std::string target = "llvm";
-  int samples = 64;
-  uint64_t seed = 1;
-  int threads = 0;
+  std::string db_path = "tessel.db";
+  int trials = 0;     // > 0: tune first, until each kernel has this many searched records
+  std::vector<std::string> vs;  // peers; empty: all (default, adams2019, onednn, openblas)
+  int threads = 0;    // 0: every core
+  int rounds = 5;
+  double min_seconds = 0.2;  // per row and round
+  bool remeasure_peak = false;
   bool json = false;
+  /// The process's arguments, to re-execute with the peer libraries' thread variables set
+  /// (OpenMP and OpenBLAS read them when they load); null: no re-exec.
+  char **argv = nullptr;
 };
 int bench_command(const BenchOptions &options);
 
@@ -87,6 +98,16 @@ struct CompileCommandOptions {
   bool json = false;
 };
 int compile_command(const CompileCommandOptions &options);
+
+struct ReportOptions {
+  OptimizeOptions optimize;  // how the model is loaded: as `tessel tune` loaded it, so keys match
+  std::string db_path = "tessel.db";
+  std::string model_path;  // empty: every workload of the target in the database
+  std::string target = "llvm";
+  std::string output_path = "report.html";
+};
+/// `tessel report`: the tuning database as one self-contained HTML page.
+int report_command(const ReportOptions &options);
 
 /// `tessel run model.tsl`: runs a compiled artifact through the deploy runtime.
 int run_artifact_command(const RunOptions &options);

@@ -17,6 +17,11 @@ if [ "${TESSEL_WITH_TORCH:-0}" = 1 ]; then
   build_packages+=(python3-torch)
 fi
 
+# `tessel report`'s screenshot test renders the page with headless Chromium.
+if [ "${TESSEL_WITH_BROWSER:-0}" = 1 ]; then
+  build_packages+=(chromium)
+fi
+
 # The kernel benchmark (bench/) compares against these vendor libraries; the build never needs them.
 if [ "${TESSEL_WITH_BENCH:-0}" = 1 ]; then
   build_packages+=(libopenblas-dev libdnnl-dev)

@@ -75,14 +75,37 @@ int main(int argc, char **argv) {
   add_optimize_flags(compile_cmd, compile.optimize);
 
   tessel::BenchOptions bench;
-  CLI::App *bench_cmd = app.add_subcommand("bench", "Kernel micro-benchmark: built-in, sketch default and random schedules");
-  bench_cmd->add_option("kernel", bench.kind, "matmul or conv")->required();
-  bench_cmd->add_option("sizes", bench.spec, "MxNxK, or N,C,H,W,K,R,S[,stride[,pad]] for conv")->required();
+  CLI::App *bench_cmd = app.add_subcommand(
+      "bench", "Time a kernel (or every task of a model) against OpenBLAS, oneDNN, Halide's Adams2019 and the default schedule");
+  bench_cmd->add_option("kernel", bench.kind,
+                        "matmul, conv, depthwise, softmax, layernorm, reduce_sum|mean|max, elementwise; or model.onnx");
+  bench_cmd->add_option("sizes", bench.spec,
+                        "matmul MxNxK or BxMxNxK; conv N,C,H,W,K,R,S[,stride[,pad[,groups]]]; depthwise "
+                        "N,C,H,W,R,S[,stride[,pad]]; others AxB[x...]");
+  bench_cmd->add_option("--task", bench.task_key, "a workload key of the database instead of a kernel");
+  bench_cmd->add_flag("--bias-relu", bench.bias_relu, "matmul/conv/depthwise: fuse a bias add and a ReLU");
+  bench_cmd->add_option("--chain", bench.chain, "elementwise steps, e.g. add,relu,mul (default)")->delimiter(',');
   bench_cmd->add_option("--target", bench.target, "compilation target (llvm)");
-  bench_cmd->add_option("--samples", bench.samples, "random schedules to measure")->check(CLI::NonNegativeNumber);
-  bench_cmd->add_option("--seed", bench.seed, "sampling seed");
-  bench_cmd->add_option("--threads,-t", bench.threads, "threads (default: all cores)")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--db", bench.db_path, "tuning database (default ./tessel.db)");
+  bench_cmd->add_option("--trials", bench.trials, "tune first, until each kernel has this many searched records")
+      ->check(CLI::NonNegativeNumber);
+  bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
+  bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(CLI::PositiveNumber);
+  bench_cmd->add_flag("--remeasure-peak", bench.remeasure_peak, "measure the machine's peaks again instead of the cache");
   bench_cmd->add_flag("--json", bench.json, "machine-readable output");
+  add_optimize_flags(bench_cmd, bench.optimize);
+  bench.argv = argv;
+
+  tessel::ReportOptions report;
+  CLI::App *report_cmd =
+      app.add_subcommand("report", "Write the tuning database as one self-contained HTML page (curves, time split, cost model, loop nests)");
+  report_cmd->add_option("--db", report.db_path, "tuning database (default ./tessel.db)");
+  report_cmd->add_option("--model", report.model_path, "model.onnx: only its tasks, with their weights (default: every workload)");
+  report_cmd->add_option("--target", report.target, "target whose records are shown (llvm)");
+  report_cmd->add_option("--output,-o", report.output_path, "HTML file to write (default report.html)");
+  add_optimize_flags(report_cmd, report.optimize);
 
   tessel::DbOptions db;
   CLI::App *db_cmd = tessel::add_db_command(app, db);
@@ -103,5 +126,6 @@ int main(int argc, char **argv) {
   if (*tune_cmd) return tessel::tune_command(tune);
   if (*bench_cmd) return tessel::bench_command(bench);
   if (*db_cmd) return tessel::db_command(db);
+  if (*report_cmd) return tessel::report_command(report);
   return 2;
 }

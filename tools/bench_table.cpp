@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
+#include <fstream>
 
 namespace tessel {
 
@@ -42,6 +44,22 @@ std::string row_status(const TimedRow &r) {
   if (r.samples.seconds.empty()) return "did not run";
   if (!(r.error <= kBenchTolerance)) return "WRONG";
   return "ok";
+}
+
+/// The last-level cache's size in bytes, from sysfs (0 if unknown): a memory-bound kernel
+/// whose working set fits in it is not limited by the DRAM bandwidth peak.
+double last_level_cache_bytes() {
+  double largest = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    double value = std::atof(text.c_str());
+    if (text.back() == 'K') value *= 1024;
+    if (text.back() == 'M') value *= 1024 * 1024;
+    largest = std::max(largest, value);
+  }
+  return largest;
 }
 
 }  // namespace
@@ -97,6 +115,14 @@ std::string format_bench_table(const BenchTask &task, const TaskBench &bench, co
     if (!detail.empty()) out += "    " + r.row->name + ": " + detail + "\n";
   }
   if (!bench.no_vendor_peer.empty()) out += "    no vendor library peer: " + bench.no_vendor_peer + "\n";
+  const double cache = last_level_cache_bytes();
+  if (memory_bound && cache > 0 && bench.bytes < cache) {
+    std::snprintf(line, sizeof(line),
+                  "  the %.3g MB working set fits in the %.0f MiB last-level cache: %% BW is of the DRAM peak, so above "
+                  "100%% is possible\n",
+                  bench.bytes / 1e6, cache / (1024 * 1024));
+    out += line;
+  }
   out += "  tessel x = that row's median over tessel's (above 1: tessel is faster)\n";
   return out;
 }

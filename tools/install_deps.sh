@@ -22,7 +22,9 @@ if [ "${TESSEL_WITH_BROWSER:-0}" = 1 ]; then
   build_packages+=(chromium)
 fi
 
-# The kernel benchmark (bench/) compares against these vendor libraries; the build never needs them.
+# `tessel bench` and bench/ compare against these vendor libraries when they are present; the
+# build never needs them (without them their rows say "not built in"). The tests install them so
+# the peer rows are exercised.
 if [ "${TESSEL_WITH_BENCH:-0}" = 1 ]; then
   build_packages+=(libopenblas-dev libdnnl-dev)
 fi

@@ -236,14 +236,12 @@ TEST_CASE("report without a model: every workload, schedules that do not replay 
   CHECK(html.find("<b>sched o1") == std::string::npos);
   CHECK(html.find("&lt;b&gt;sched o1&lt;/b&gt;") != std::string::npos);
   check_self_contained(html);
-  if (data.curves_in_gflops) {
-    // The workload text rebuilds the conv task: the same FLOPs and curve as with the model.
-    CHECK(data.tasks[0].flops == f.tasks[0].flops);
-    CHECK(data.tasks[0].best_trial == 6);
-    CHECK_FALSE(data.tasks[0].loop_nest.empty());
-  } else {
-    CHECK(html.find("ms, lower is better") != std::string::npos);
-  }
+  // The workload text rebuilds the conv task: the same FLOPs, curve and loop nest as with the model.
+  CHECK(data.tasks[0].ops == "Conv+Relu");
+  CHECK(data.tasks[0].flops == f.tasks[0].flops);
+  CHECK(data.tasks[0].best_trial == 6);
+  CHECK_FALSE(data.tasks[0].loop_nest.empty());
+  CHECK(data.notes.size() == 1);  // the bogus workload's
 }
 
 TEST_CASE("report: held-out cost-model predictions with enough records", "[report]") {

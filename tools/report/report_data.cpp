@@ -1,6 +1,7 @@
 #include "tools/report/report_data.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <set>
 
 #include "graph/fuse.h"
+#include "graph/workload_graph.h"
 #include "schedule/schedule_ir.h"
 #include "schedule/schedule_tree.h"
 #include "tuner/cost_model.h"
@@ -15,15 +17,6 @@
 #include "tuner/ranking_metrics.h"
 #include "tuner/task_instance.h"
 #include "tuner/tune_model.h"
-
-// Without a model, FLOPs and loop nests need the task rebuilt from its workload text; a
-// build without graph_from_workload_text falls back to latency curves and says so.
-#if __has_include("graph/workload_graph.h")
-#include "graph/workload_graph.h"
-#define TESSEL_REPORT_HAS_WORKLOAD_GRAPH 1
-#else
-#define TESSEL_REPORT_HAS_WORKLOAD_GRAPH 0
-#endif
 
 namespace tessel {
 
@@ -141,7 +134,8 @@ ModelCurve model_curve(const std::vector<ReportTask> &tasks, const std::vector<T
   return curve;
 }
 
-PredictionSummary predict_held_out(const std::vector<TuningRecord> &records, const ReportDataOptions &options) {
+PredictionSummary predict_held_out(const TuningDatabase &db, const std::vector<TuningRecord> &records,
+                                   const ReportDataOptions &options) {
   PredictionSummary summary;
   const size_t width = static_cast<size_t>(feature_count());
   std::vector<CostSample> samples;  // id order
@@ -187,6 +181,7 @@ PredictionSummary predict_held_out(const std::vector<TuningRecord> &records, con
   for (const auto &[key, indices] : by_workload) {
     WorkloadPrediction w;
     w.workload_key = key;
+    if (auto text = db.workload_text(key); text.ok() && text.value()) w.ops = workload_ops(*text.value());
     w.points = static_cast<int>(indices.size());
     w.seen_in_training = trained_on.count(key) > 0;
     if (!w.seen_in_training) ++summary.unseen_workloads;
@@ -340,7 +335,6 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
       task.ops = workload_ops(task.workload_text);
       task.output_type = workload_output_type(task.workload_text);
       TaskSource source;
-#if TESSEL_REPORT_HAS_WORKLOAD_GRAPH
       if (auto rebuilt = graph_from_workload_text(task.workload_text); rebuilt.ok()) {
         const WorkloadGraph &w = rebuilt.value();
         const std::vector<Task> tasks = extract_tasks(*w.graph, {w.group});
@@ -348,20 +342,14 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
         if (task.ops.empty()) task.ops = ops_of_group(*w.graph, w.group);
         source = {w.graph, w.group};
       }
-#endif
       if (!source.graph) rebuilt_all = false;
       data.tasks.push_back(task);
       sources.push_back(source);
     }
-    if (!TESSEL_REPORT_HAS_WORKLOAD_GRAPH) {
-      data.curves_in_gflops = false;
-      data.notes.push_back(
-          "No --model: this build cannot rebuild a task from its workload text, so FLOPs and loop nests are "
-          "unknown; tuning curves show the best latency (ms, lower is better) instead of GFLOP/s. Pass --model for "
-          "GFLOP/s, loop nests and the model's weights.");
-    } else if (!rebuilt_all) {
-      data.notes.push_back("Some workloads could not be rebuilt from their workload text: their curves are in ms.");
-    }
+    // Without the graph a task has no FLOPs (its curve is in ms) and no loop nest.
+    if (!rebuilt_all)
+      data.notes.push_back("Some workloads could not be rebuilt from their workload text: their curves show latency "
+                           "(ms, lower is better) and their loop nests are missing. Pass --model to rebuild them from the model.");
   }
 
   for (size_t i = 0; i < data.tasks.size(); ++i) {
@@ -371,7 +359,7 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
     if (!task.best) continue;
     if (task.best->schedule_text.empty()) continue;  // the built-in schedule: nothing to replay
     if (!sources[i].graph) {
-      task.loop_nest_error = "the task cannot be rebuilt without the model (--model)";
+      task.loop_nest_error = "the workload text does not rebuild the task; pass --model";
       continue;
     }
     auto nest = render_loop_nest(sources[i], task.best->schedule_text);
@@ -386,7 +374,7 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
                            " tasks have no record for this target.");
   }
   data.model_curve = model_curve(data.tasks, records);
-  if (options.predict) data.prediction = predict_held_out(records, options);
+  if (options.predict) data.prediction = predict_held_out(db, records, options);
   else data.prediction.note = "not computed";
   return data;
 }

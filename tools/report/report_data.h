@@ -23,7 +23,7 @@ struct ReportTask {
   std::string ops;           // "Conv+Add+Relu"
   std::string output_type;   // "float32[1,64,56,56]" (the last op's output), from the workload text
   int weight = 1;            // occurrences in the model; 1 without a model
-  int64_t flops = 0;         // per occurrence; 0 when unknown (no model and no graph_from_workload_text)
+  int64_t flops = 0;         // per occurrence; 0 when unknown (the workload text did not rebuild the task)
   std::map<RecordStatus, int64_t> records_by_status;  // every record of the task, built-in included
   int64_t records = 0;
   int64_t failed = 0;   // records whose status is not ok
@@ -55,6 +55,7 @@ struct PredictionPoint {
 /// The held-out metrics of one workload.
 struct WorkloadPrediction {
   std::string workload_key;
+  std::string ops;  // from the workload text
   int points = 0;
   bool seen_in_training = false;
   std::optional<double> pairwise_accuracy;  // when two measured values differ
@@ -95,7 +96,6 @@ struct ReportData {
   std::string target;      // as the records spell it
   std::string machine;     // records' machine field
   std::string generated_at;
-  bool curves_in_gflops = true;
   std::vector<std::string> notes;  // caveats shown at the top of the page
   // Totals over every record of the target (not only the report's tasks).
   int64_t records = 0;

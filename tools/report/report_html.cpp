@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "tools/report/svg_plot.h"
@@ -358,8 +359,12 @@ void cost_model_section(std::ostringstream &out, const ReportData &d) {
     return;
   }
   std::vector<svg::ScatterPoint> points;
+  std::set<std::string> report_keys;
+  for (const ReportTask &t : d.tasks) report_keys.insert(t.workload_key);
+  int tasks_held_out = 0;
+  for (const WorkloadPrediction &w : p.workloads) tasks_held_out += report_keys.count(w.workload_key) > 0;
   std::map<std::string, std::string> ops_of;
-  for (const ReportTask &t : d.tasks) ops_of[t.workload_key] = t.ops;
+  for (const WorkloadPrediction &w : p.workloads) ops_of[w.workload_key] = w.ops;
   for (const PredictionPoint &pt : p.points) {
     svg::ScatterPoint s;
     s.x = pt.measured;
@@ -376,7 +381,7 @@ void cost_model_section(std::ostringstream &out, const ReportData &d) {
   frame.title = "Held-out records";
   svg::ScatterOptions options;
   options.legend = {{"workload has training records", kTunedColor}, {"workload unseen in training", "#e15759"}};
-  out << "<div class='card' style='display:flex;gap:16px;flex-wrap:wrap;align-items:flex-start'>"
+  out << "<div class='card'><div style='display:flex;gap:16px;flex-wrap:wrap;align-items:flex-start'>"
       << svg::scatter_chart(points, {"measured throughput / best of its workload", false, 0.0, 1.0},
                             {"predicted score - workload mean", false, std::nullopt, std::nullopt}, frame, options);
   out << "<div style='max-width:540px'><div class='headline'>";
@@ -399,20 +404,23 @@ void cost_model_section(std::ostringstream &out, const ReportData &d) {
       << " pairs in all). Spearman: rank correlation of score and throughput within each workload with at least 3 "
          "held-out records, averaged over those "
       << p.spearman_workloads << ". " << p.unseen_workloads << " of the " << p.workloads.size()
-      << " held-out workloads have no training record. The held-out records are the tuner's own picks (chosen with a "
+      << " held-out workloads have no training record; " << tasks_held_out << " of them are tasks of this report. The held-out records are the tuner's own picks (chosen with a "
          "model trained on the records before them), not random schedules. Training took "
       << format("%.1f", p.train_seconds) << " s.</p>";
+  out << "</div>";
   out << "<details><summary>per workload</summary><table class='tasks'><tr><th class='l'>workload</th><th class='l'>ops</th>"
-         "<th>held out</th><th>in training</th><th>pairwise</th><th>Spearman</th></tr>";
+         "<th class='l'>task here</th><th>held out</th><th>in training</th><th>pairwise</th><th>Spearman</th></tr>";
+  std::map<std::string, int> task_index;
+  for (const ReportTask &t : d.tasks) task_index[t.workload_key] = t.index;
   for (const WorkloadPrediction &w : p.workloads) {
-    auto ops = ops_of.find(w.workload_key);
-    out << "<tr><td class='l'><code>" << escape(w.workload_key) << "</code></td><td class='l'>"
-        << escape(ops != ops_of.end() ? ops->second : "") << "</td><td>" << w.points << "</td><td>"
-        << (w.seen_in_training ? "yes" : "no") << "</td><td>"
+    auto index = task_index.find(w.workload_key);
+    out << "<tr><td class='l'><code>" << escape(w.workload_key) << "</code></td><td class='l'>" << escape(w.ops)
+        << "</td><td class='l'>" << (index != task_index.end() ? "#" + std::to_string(index->second) : "&ndash;")
+        << "</td><td>" << w.points << "</td><td>" << (w.seen_in_training ? "yes" : "no") << "</td><td>"
         << (w.pairwise_accuracy ? format("%.3f", *w.pairwise_accuracy) : "&ndash;") << "</td><td>"
         << (w.spearman ? format("%.3f", *w.spearman) : "&ndash;") << "</td></tr>";
   }
-  out << "</table></details></div></div>\n";
+  out << "</table></details></div>\n";
 }
 
 // ---- 4. Tasks ---------------------------------------------------------------------------------------

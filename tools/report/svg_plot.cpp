@@ -158,7 +158,7 @@ void open_svg(std::ostringstream &out, int width, int height) {
 
 /// Legend entries stacked in a box at (x, y); returns the box height.
 double draw_legend(std::ostringstream &out, const std::vector<std::pair<std::string, std::string>> &entries,
-                   const std::vector<bool> &dashed, double x, double y, int fs, bool boxed) {
+                   const std::vector<bool> &dashed, double x, double y, int fs, bool boxed, bool dots = false) {
   if (entries.empty()) return 0;
   size_t longest = 0;
   for (const auto &e : entries) longest = std::max(longest, e.first.size());
@@ -170,9 +170,12 @@ double draw_legend(std::ostringstream &out, const std::vector<std::pair<std::str
         << "' fill='#fff' fill-opacity='0.85' stroke='#ccc'/>";
   for (size_t i = 0; i < entries.size(); ++i) {
     const double cy = y + 3 + line * (i + 0.5);
-    out << "<line x1='" << num(x + 5) << "' x2='" << num(x + 23) << "' y1='" << num(cy) << "' y2='" << num(cy)
-        << "' stroke='" << escape(entries[i].second) << "' stroke-width='3'"
-        << (i < dashed.size() && dashed[i] ? " stroke-dasharray='5 3'" : "") << "/>";
+    if (dots)
+      out << "<circle cx='" << num(x + 14) << "' cy='" << num(cy) << "' r='4' fill='" << escape(entries[i].second) << "'/>";
+    else
+      out << "<line x1='" << num(x + 5) << "' x2='" << num(x + 23) << "' y1='" << num(cy) << "' y2='" << num(cy)
+          << "' stroke='" << escape(entries[i].second) << "' stroke-width='3'"
+          << (i < dashed.size() && dashed[i] ? " stroke-dasharray='5 3'" : "") << "/>";
     out << "<text x='" << num(x + 28) << "' y='" << num(cy + fs * 0.35) << "' font-size='" << fs << "'>"
         << escape(entries[i].first) << "</text>";
   }
@@ -233,7 +236,6 @@ std::string line_chart(const std::vector<Series> &series, const Axis &x, const A
     const std::string color = s.color.empty() ? palette_color(static_cast<int>(i)) : s.color;
     std::string path;
     bool pen_down = false;
-    double last_py = 0;
     for (size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
       const bool valid = std::isfinite(s.x[k]) && std::isfinite(s.y[k]) && (!x.log || s.x[k] > 0) && (!y.log || s.y[k] > 0);
       if (!valid) {
@@ -245,9 +247,7 @@ std::string line_chart(const std::vector<Series> &series, const Axis &x, const A
       else if (s.step) path += "H" + num(px) + "V" + num(py);
       else path += "L" + num(px) + " " + num(py);
       pen_down = true;
-      last_py = py;
     }
-    (void)last_py;
     if (path.empty()) continue;
     out << "<path d='" << path << "' fill='none' stroke='" << escape(color) << "' stroke-width='" << num(s.stroke_width)
         << "'" << (s.dashed ? " stroke-dasharray='5 3'" : "") << ">";
@@ -289,7 +289,7 @@ std::string scatter_chart(const std::vector<ScatterPoint> &points, const Axis &x
     out << "</circle>";
   }
   std::vector<bool> no_dashes(options.legend.size(), false);
-  draw_legend(out, options.legend, no_dashes, frame.margin_left + 6, frame.margin_top + 6, frame.font_size, true);
+  draw_legend(out, options.legend, no_dashes, frame.margin_left + 6, frame.margin_top + 6, frame.font_size, true, true);
   out << "</svg>";
   return out.str();
 }

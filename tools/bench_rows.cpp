@@ -117,9 +117,11 @@ Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const Be
       problem->kernel = bt.label;
       if (options.vs.count("onednn"))
         for (bench::KernelRow &row : bench::make_onednn_rows(problem.value())) rows.push_back(std::move(row));
-      if (options.vs.count("openblas"))
-        for (bench::KernelRow &row : bench::make_openblas_rows(problem.value(), options.threads))
-          rows.push_back(std::move(row));
+      if (options.vs.count("openblas")) {
+        std::vector<bench::KernelRow> blas = bench::make_openblas_rows(problem.value(), options.threads);
+        if (blas.empty()) bench->no_vendor_peer = "OpenBLAS computes matrix products only, not " + bt.ops;
+        for (bench::KernelRow &row : blas) rows.push_back(std::move(row));
+      }
     }
   }
   for (bench::KernelRow &row : rows) {

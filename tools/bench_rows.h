@@ -40,7 +40,7 @@ struct TaskBench {
   double flops = 0;
   double bytes = 0;              // compulsory traffic: inputs read once, outputs written once
   std::vector<bench::KernelRow> rows;  // rows[0] is tessel's
-  std::string no_vendor_peer;    // why no vendor library computes this task, if none does
+  std::string no_vendor_peer;    // why a requested vendor library has no row for this task
 };
 
 /// Compiles and wraps every row; a row that cannot be built says why instead. The first row

@@ -114,7 +114,7 @@ std::string format_bench_table(const BenchTask &task, const TaskBench &bench, co
     }
     if (!detail.empty()) out += "    " + r.row->name + ": " + detail + "\n";
   }
-  if (!bench.no_vendor_peer.empty()) out += "    no vendor library peer: " + bench.no_vendor_peer + "\n";
+  if (!bench.no_vendor_peer.empty()) out += "    vendor libraries: " + bench.no_vendor_peer + "\n";
   const double cache = last_level_cache_bytes();
   if (memory_bound && cache > 0 && bench.bytes < cache) {
     std::snprintf(line, sizeof(line),

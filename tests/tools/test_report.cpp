@@ -3,6 +3,8 @@
 // the page rendered from it (every section, no URL, no script, database text escaped).
 #include <catch2/catch.hpp>
 
+#include "tests/temp_dir.h"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -24,21 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tessel_report_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string &name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
 
 /// Conv 3x3 + bias + Relu, then a global average pool: two tasks.
 std::shared_ptr<const Graph> conv_model() {
@@ -76,7 +63,7 @@ TuningRecord record(const Task &task, const std::string &hash, std::optional<dou
 }
 
 struct Fixture {
-  TempDir dir;
+  TempDir dir{"tessel_report"};
   std::shared_ptr<const Graph> graph = conv_model();
   std::vector<Task> tasks = extract_tasks(*graph, partition_graph(*graph));
   std::string db_path = dir.file("tuning.db");
@@ -245,7 +232,7 @@ TEST_CASE("report without a model: every workload, schedules that do not replay 
 }
 
 TEST_CASE("report: held-out cost-model predictions with enough records", "[report]") {
-  TempDir dir;
+  TempDir dir("tessel_report");
   const std::string path = dir.file("features.db");
   auto db = TuningDatabase::open(path);
   REQUIRE(db.ok());
@@ -296,7 +283,7 @@ TEST_CASE("report: held-out cost-model predictions with enough records", "[repor
 }
 
 TEST_CASE("report data: errors and helpers", "[report]") {
-  TempDir dir;
+  TempDir dir("tessel_report");
   const std::string path = dir.file("empty.db");
   auto db = TuningDatabase::open(path);
   REQUIRE(db.ok());

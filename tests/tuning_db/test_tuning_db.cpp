@@ -2,6 +2,8 @@
 // schema migration, export/import, malformed logs, and files that are corrupt, locked,
 // read-only or written by several processes at once.
 #include <catch2/catch.hpp>
+
+#include "tests/temp_dir.h"
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,23 +28,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A fresh directory under /tmp, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tessel_db_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-    fs::permissions(path_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string &name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
+/// A fresh directory for each test.
+struct TempDir : tessel::testing::TempDir {
+  TempDir() : tessel::testing::TempDir("tessel_db") {}
 };
 
 const std::string kWorkload = "00c0ffee00c0ffee";

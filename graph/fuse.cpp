@@ -255,15 +255,22 @@ std::vector<FusedGroup> partition_graph(const Graph &g) {
     result[it->second].nodes.push_back(n);
   }
   result = in_dependency_order(g, std::move(result));
-  for (FusedGroup &group : result) {
-    group.anchor = group.nodes.back();
-    for (int n : group.nodes)
-      if (patterns[n] == OpPattern::OutElementwiseFusable || patterns[n] == OpPattern::Reduction) {
-        group.anchor = n;
-        break;
-      }
-  }
+  for (FusedGroup &group : result) group.anchor = group_anchor(g, group.nodes);
   return result;
+}
+
+int group_anchor(const Graph &g, const std::vector<int> &nodes) {
+  for (int n : nodes) {
+    const OpPattern pattern = node_pattern(g.nodes[n]);
+    if (pattern == OpPattern::OutElementwiseFusable || pattern == OpPattern::Reduction) return n;
+  }
+  return nodes.back();
+}
+
+std::string group_ops_text(const Graph &g, const FusedGroup &group) {
+  std::string ops;
+  for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + g.nodes[n].op_type;
+  return ops;
 }
 
 std::string workload_text(const Graph &g, const FusedGroup &group) {

@@ -49,6 +49,13 @@ struct Task {
   int64_t flops = 0;
 };
 
+/// The group's op types joined by "+" ("Conv+Add+Relu"), for tables and logs.
+std::string group_ops_text(const Graph &graph, const FusedGroup &group);
+
+/// The member whose kind decides the group's schedule: its first conv/matmul/pool or
+/// reduction, else its last node (as partition_graph sets FusedGroup::anchor).
+int group_anchor(const Graph &graph, const std::vector<int> &nodes);
+
 /// The tasks of a partitioned graph, in order of first occurrence. Groups that run on the
 /// host (views, shape queries, control flow) are not tasks.
 std::vector<Task> extract_tasks(const Graph &graph, const std::vector<FusedGroup> &groups);

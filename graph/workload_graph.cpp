@@ -293,17 +293,9 @@ Result<WorkloadGraph> graph_from_workload_text(const std::string &text) {
   if (!inferred.ok()) return make_error("workload text describes an invalid graph: " + inferred.error().message);
   auto result = std::make_shared<const Graph>(std::move(inferred.value()));
   // The anchor and pattern as partition_graph gives them to a group.
-  group.anchor = group.nodes.back();
+  group.anchor = group_anchor(*result, group.nodes);
   group.pattern = OpPattern::Elementwise;
-  bool anchored = false;
-  for (int n : group.nodes) {
-    const OpPattern pattern = node_pattern(result->nodes[n]);
-    group.pattern = std::max(group.pattern, pattern);
-    if (!anchored && (pattern == OpPattern::OutElementwiseFusable || pattern == OpPattern::Reduction)) {
-      group.anchor = n;
-      anchored = true;
-    }
-  }
+  for (int n : group.nodes) group.pattern = std::max(group.pattern, node_pattern(result->nodes[n]));
   const std::string again = workload_text(*result, group);
   if (again != text)
     return make_error("the graph rebuilt from the workload text does not describe the same workload (it reads \"" +

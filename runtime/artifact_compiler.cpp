@@ -196,12 +196,6 @@ class PlanBuilder {
   std::string weights_;
 };
 
-std::string group_ops(const Graph &g, const FusedGroup &group) {
-  std::string ops;
-  for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + g.nodes[n].op_type;
-  return ops;
-}
-
 }  // namespace
 
 Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCompileOptions &options,
@@ -321,7 +315,7 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
       record = found.value();
     }
     deploy::ArtifactTask task;
-    task.ops = group_ops(g, group);
+    task.ops = group_ops_text(g, group);
     task.workload_key = key;
     task.flops = flops;
     task.tuned = record.has_value();

@@ -43,12 +43,6 @@ std::string openblas_coretype() {
   return avx512 ? "SkylakeX" : "";
 }
 
-std::string ops_of(const Graph &graph, const FusedGroup &group) {
-  std::string ops;
-  for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + graph.nodes[n].op_type;
-  return ops;
-}
-
 /// The kernels to time: one kernel, one database workload, or every task of a model.
 Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::shared_ptr<const Graph> &tuning_graph) {
   std::vector<BenchTask> tasks;
@@ -58,7 +52,7 @@ Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::s
     BenchTask task;
     task.label = std::move(label);
     task.workload_key = workload_key(*graph, group);
-    task.ops = ops_of(*graph, group);
+    task.ops = group_ops_text(*graph, group);
     task.weight = weight;
     task.task = std::move(instance.value());
     tasks.push_back(std::move(task));
@@ -93,7 +87,7 @@ Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::s
     for (size_t i = 0; i < model_tasks.size(); ++i) {
       const Task &t = model_tasks[i];
       const Shape &out = shared->tensors[shared->node_outputs[t.group.nodes.back()].at(0)].type.shape;
-      auto added = add(shared, t.group, "task " + std::to_string(i) + ": " + ops_of(*shared, t.group) + " -> " +
+      auto added = add(shared, t.group, "task " + std::to_string(i) + ": " + group_ops_text(*shared, t.group) + " -> " +
                                             shape_to_string(out), t.weight);
       if (!added.ok()) std::fprintf(stderr, "tessel bench: skipping %s\n", added.error().message.c_str());
     }

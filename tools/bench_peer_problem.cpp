@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "graph/fuse.h"
 #include "tuner/schedule_benchmark.h"
 
 namespace tessel {
@@ -19,6 +20,7 @@ class GroupView {
   const Graph &graph() const { return *task_.graph; }
   const Node &node(size_t position) const { return graph().nodes[task_.group.nodes.at(position)]; }
   size_t size() const { return task_.group.nodes.size(); }
+  std::string ops() const { return group_ops_text(graph(), task_.group); }
   const std::vector<int> &inputs_of(size_t position) const { return graph().node_inputs[task_.group.nodes.at(position)]; }
   int output_of(size_t position) const { return graph().node_outputs[task_.group.nodes.at(position)].at(0); }
   const Shape &shape(int tensor) const { return task_.signature.types.at(tensor).shape; }
@@ -51,12 +53,6 @@ class GroupView {
   const std::vector<Tensor> &inputs_;
   std::map<int, size_t> input_index_;
 };
-
-std::string ops_of(const GroupView &view) {
-  std::string ops;
-  for (size_t p = 0; p < view.size(); ++p) ops += (p ? "+" : "") + view.node(p).op_type;
-  return ops;
-}
 
 /// The last axis, however the attribute spells it.
 bool is_last_axis(int64_t axis, size_t rank) { return axis == -1 || axis == static_cast<int64_t>(rank) - 1; }
@@ -187,7 +183,7 @@ Result<void> describe_elementwise(const GroupView &view, bench::PeerProblem &pro
 Result<void> describe_row_op(const GroupView &view, bench::PeerProblem &problem) {
   static const std::set<std::string> chain_ops = {"Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Exp", "Abs"};
   if (chain_ops.count(view.node(0).op_type)) return describe_elementwise(view, problem);
-  if (view.size() != 1) return make_error("no peer fuses " + ops_of(view));
+  if (view.size() != 1) return make_error("no peer fuses " + view.ops());
   const Node &node = view.node(0);
   const auto &ins = view.inputs_of(0);
   auto x = view.buffer(ins[0]);
@@ -245,7 +241,7 @@ Result<bench::PeerProblem> peer_problem_for_task(const TaskInstance &task, const
   if (first == "MatMul" || first == "Gemm") described = describe_matmul(view, problem);
   else if (first == "Conv") described = describe_conv(view, problem);
   else described = describe_row_op(view, problem);
-  if (!described.ok()) return make_error(ops_of(view) + ": " + described.error().message);
+  if (!described.ok()) return make_error(view.ops() + ": " + described.error().message);
   return problem;
 }
 

@@ -32,8 +32,7 @@ static void print_tasks(const Graph &g) {
                    [](const Task &a, const Task &b) { return a.flops * a.weight > b.flops * b.weight; });
   std::printf("%-16s %-34s %-20s %6s %12s %7s\n", "key", "ops", "anchor output", "weight", "MFLOPs", "share");
   for (const Task &t : tasks) {
-    std::string ops;
-    for (int n : t.group.nodes) ops += (ops.empty() ? "" : "+") + g.nodes[n].op_type;
+    std::string ops = group_ops_text(g, t.group);
     if (ops.size() > 34) ops = ops.substr(0, 31) + "...";
     const int out = g.node_outputs[t.group.anchor].empty() ? kNoTensor : g.node_outputs[t.group.anchor][0];
     const std::string shape = out == kNoTensor ? "" : shape_to_string(g.tensors[out].type.shape);

@@ -42,8 +42,7 @@ int print_task_schedule(const Graph &graph, int task_index, const std::string &s
   auto tree = validate_and_replay(task->compute, schedule);
   if (!tree.ok()) return fail("the schedule does not apply to task " + std::to_string(task_index) + ": " + tree.error().message);
 
-  std::string ops;
-  for (int n : chosen.group.nodes) ops += (ops.empty() ? "" : "+") + graph.nodes[n].op_type;
+  const std::string ops = group_ops_text(graph, chosen.group);
   std::printf("task %d  key %s  %s  weight %d\n\n", task_index, chosen.workload_key.c_str(), ops.c_str(), chosen.weight);
   std::printf("schedule (%s, hash %s):\n%s\n", schedule_source.c_str(), schedule_hash(schedule).c_str(),
               to_text(schedule).c_str());

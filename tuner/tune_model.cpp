@@ -83,7 +83,7 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
   for (const Task &task : tasks) {
     TaskTuneSummary s;
     s.workload_key = task.workload_key;
-    for (int n : task.group.nodes) s.ops += (s.ops.empty() ? "" : "+") + shared->nodes[n].op_type;
+    s.ops = group_ops_text(*shared, task.group);
     s.weight = task.weight;
     auto instance = make_task_instance(shared, task.group);
     if (!instance.ok()) {

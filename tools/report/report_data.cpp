@@ -24,39 +24,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-/// The statements of a workload text: "Op(inputs){attributes}->outputs;" each. Attribute
-/// values may hold ';', so statements end at the first ';' after the closing brace.
-std::vector<std::pair<std::string, std::string>> workload_statements(const std::string &text) {
-  std::vector<std::pair<std::string, std::string>> statements;  // (op, outputs)
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t paren = text.find('(', pos);
-    if (paren == std::string::npos) break;
-    const std::string op = text.substr(pos, paren - pos);
-    const size_t brace = text.find('{', paren);
-    if (brace == std::string::npos) return {};
-    int depth = 0;
-    size_t close = brace;
-    for (; close < text.size(); ++close) {
-      if (text[close] == '{') ++depth;
-      else if (text[close] == '}' && --depth == 0) break;
-    }
-    const size_t arrow = text.find("->", close);
-    const size_t end = text.find(';', close);
-    if (close >= text.size() || arrow == std::string::npos || end == std::string::npos || arrow > end) return {};
-    bool identifier = !op.empty();
-    for (char c : op) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
-    if (!identifier) return {};
-    statements.emplace_back(op, text.substr(arrow + 2, end - arrow - 2));
-    pos = end + 1;
-  }
-  return statements;
-}
-
-std::string ops_of_group(const Graph &graph, const FusedGroup &group) {
-  std::string ops;
-  for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + graph.nodes[n].op_type;
-  return ops;
+/// The type of the group's last output ("float32[1,64,56,56]"), as the workload text writes it.
+std::string output_type_of_group(const Graph &graph, const FusedGroup &group) {
+  const std::vector<int> &outputs = graph.node_outputs[group.nodes.back()];
+  return outputs.empty() || outputs[0] == kNoTensor ? "" : graph.tensors[outputs[0]].type.to_string();
 }
 
 /// A task's graph and group, from which its TaskInstance (loop nests) is made.
@@ -228,17 +199,13 @@ std::string now_utc() {
 }  // namespace
 
 std::string workload_ops(const std::string &workload_text) {
-  std::string ops;
-  for (const auto &[op, outputs] : workload_statements(workload_text)) ops += (ops.empty() ? "" : "+") + op;
-  return ops;
+  auto rebuilt = graph_from_workload_text(workload_text);
+  return rebuilt.ok() ? group_ops_text(*rebuilt->graph, rebuilt->group) : "";
 }
 
 std::string workload_output_type(const std::string &workload_text) {
-  const auto statements = workload_statements(workload_text);
-  if (statements.empty()) return "";
-  const std::string &outputs = statements.back().second;
-  const size_t colon = outputs.find(':');
-  return colon == std::string::npos ? outputs : outputs.substr(colon + 1);
+  auto rebuilt = graph_from_workload_text(workload_text);
+  return rebuilt.ok() ? output_type_of_group(*rebuilt->graph, rebuilt->group) : "";
 }
 
 std::vector<double> running_best_curve(const std::vector<std::optional<double>> &seconds, int64_t flops) {
@@ -317,8 +284,8 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
       task.index = static_cast<int>(data.tasks.size());
       task.workload_key = t.workload_key;
       task.workload_text = t.workload_text;
-      task.ops = ops_of_group(graph, t.group);
-      task.output_type = workload_output_type(t.workload_text);
+      task.ops = group_ops_text(graph, t.group);
+      task.output_type = output_type_of_group(graph, t.group);
       task.weight = t.weight;
       task.flops = t.flops;
       data.tasks.push_back(task);
@@ -332,14 +299,13 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
       task.workload_key = key;
       auto text = db.workload_text(key);
       if (text.ok() && text.value()) task.workload_text = *text.value();
-      task.ops = workload_ops(task.workload_text);
-      task.output_type = workload_output_type(task.workload_text);
       TaskSource source;
       if (auto rebuilt = graph_from_workload_text(task.workload_text); rebuilt.ok()) {
         const WorkloadGraph &w = rebuilt.value();
         const std::vector<Task> tasks = extract_tasks(*w.graph, {w.group});
         if (!tasks.empty()) task.flops = tasks.front().flops;
-        if (task.ops.empty()) task.ops = ops_of_group(*w.graph, w.group);
+        task.ops = group_ops_text(*w.graph, w.group);
+        task.output_type = output_type_of_group(*w.graph, w.group);
         source = {w.graph, w.group};
       }
       if (!source.graph) rebuilt_all = false;

@@ -124,7 +124,7 @@ struct ReportDataOptions {
 Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDataOptions &options);
 
 /// The op types of a workload text, joined with '+' ("Conv+Relu"), and its last output
-/// type; both empty when the text is not in workload_text()'s format.
+/// type; both empty when graph_from_workload_text cannot rebuild the text.
 std::string workload_ops(const std::string &workload_text);
 std::string workload_output_type(const std::string &workload_text);
 

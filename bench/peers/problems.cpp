@@ -88,4 +88,31 @@ double max_relative_error(const float *out, size_t count, const std::vector<floa
   return max_ref > 0 ? max_diff / max_ref : max_diff;
 }
 
+PeerProblem as_peer_problem(const MatmulProblem &p) {
+  PeerProblem peer;
+  peer.op = PeerOp::Matmul;
+  peer.kernel = p.title();
+  peer.inputs = {{p.a.data(), {p.m, p.k}}, {p.b.data(), {p.k, p.n}}};
+  peer.output_shape = {p.m, p.n};
+  peer.reference = &p.reference;
+  peer.flops = p.flops();
+  peer.bytes = 4.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
+  return peer;
+}
+
+PeerProblem as_peer_problem(const ConvProblem &p) {
+  PeerProblem peer;
+  peer.op = PeerOp::Conv;
+  peer.kernel = p.title();
+  peer.inputs = {{p.input.data(), {p.batch, p.in_channels, p.height, p.width}},
+                 {p.weight.data(), {p.out_channels, p.in_channels, p.kernel_h, p.kernel_w}}};
+  peer.output_shape = {p.batch, p.out_channels, p.out_height(), p.out_width()};
+  peer.strides = {p.stride, p.stride};
+  peer.pads = {p.pad, p.pad, p.pad, p.pad};
+  peer.reference = &p.reference;
+  peer.flops = p.flops();
+  peer.bytes = 4.0 * (p.input.size() + p.weight.size() + p.reference.size());
+  return peer;
+}
+
 }  // namespace tessel::bench

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/peers/peer_problem.h"
+
 namespace tessel::bench {
 
 /// C[M][N] = A[M][K] * B[K][N], fp32, row-major.
@@ -29,6 +31,11 @@ struct ConvProblem {
   }
   std::string title() const;
 };
+
+/// The problem as the peers of any kernel take it (bench/peers/peer_problem.h); it points
+/// into `problem`, which must outlive it and every row made from it.
+PeerProblem as_peer_problem(const MatmulProblem &problem);
+PeerProblem as_peer_problem(const ConvProblem &problem);
 
 /// Inputs uniform in [-1, 1) from a fixed seed, and the reference computed naively.
 MatmulProblem make_matmul_problem(int m, int n, int k, uint32_t seed);

@@ -163,7 +163,7 @@ Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Targ
     auto timing = time_task(kernel.value(), task.task, inputs, quick);
     if (timing.ok() && timing->median < best_seconds) {
       best_seconds = timing->median;
-      task.tuned = schedule.value();
+      task.tuned = kernel.value();
       best_hash = record.schedule_hash;
     }
   }

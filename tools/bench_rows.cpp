@@ -67,14 +67,8 @@ Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const Be
 
   std::vector<bench::KernelRow> &rows = bench->rows;
   if (bt.tuned) {
-    auto tuned = compile_task(task, &*bt.tuned, options.target);
-    if (!tuned.ok()) {
-      rows.push_back(bench::unavailable_row(bt.label, "tessel tuned", "the recorded schedule does not compile: " +
-                                                                         tuned.error().message));
-    } else {
-      rows.push_back(kernel_row(bt.label, "tessel tuned", tuned.value(), bench, task));
-      rows.back().setup = bt.tuned_source;
-    }
+    rows.push_back(kernel_row(bt.label, "tessel tuned", *bt.tuned, bench, task));
+    rows.back().setup = bt.tuned_source;
   } else {
     rows.push_back(kernel_row(bt.label, "tessel (default schedule)", builtin.value(), bench, task));
     rows.back().setup = bt.tuned_source.empty() ? "no record in the database" : bt.tuned_source;

@@ -11,7 +11,7 @@
 
 #include "bench/peers/kernel_row.h"
 #include "codegen/target.h"
-#include "schedule/schedule_ir.h"
+#include "codegen/jit_kernel.h"
 #include "tuner/task_instance.h"
 
 namespace tessel {
@@ -23,7 +23,7 @@ struct BenchTask {
   std::string ops;           // "Conv+Relu"
   int weight = 1;            // occurrences in the model
   TaskInstance task;
-  std::optional<Schedule> tuned;  // the best record's schedule; none: no record
+  std::optional<JitKernel> tuned;  // the best record's kernel, compiled when it was picked; none: no record
   std::string tuned_source;       // where it came from ("record 12 of 1000 ...")
 };
 

@@ -46,9 +46,6 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
   state->pipeline = std::move(pipeline);
   try {
     state->target = Halide::Target(target.halide_target());
-    if (state->target.has_gpu_feature())
-      return make_error("JIT kernels run on the host CPU; target '" + target.to_string() +
-                        "' needs the CUDA backend");
     auto start = std::chrono::steady_clock::now();
     state->pipeline->pipeline.compile_jit(state->target);
     state->compile_seconds =
@@ -61,34 +58,79 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
   return kernel;
 }
 
-Result<void> JitKernel::run(const std::vector<const Tensor *> &inputs, std::vector<Tensor> &outputs) const {
-  const NodePipeline &p = *state_->pipeline;
+struct JitKernel::Bound::State {
+  std::shared_ptr<JitKernel::State> kernel;
   Halide::ParamMap params;
-  std::vector<Halide::Buffer<>> keep_alive;
-  keep_alive.reserve(inputs.size() + outputs.size());
+  std::vector<Halide::Buffer<>> inputs, outputs;
+  bool gpu = false;
+};
+
+Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inputs, std::vector<Tensor> &outputs) const {
+  const NodePipeline &p = *state_->pipeline;
+  auto bound = std::make_shared<Bound::State>();
+  bound->kernel = state_;
+  bound->gpu = state_->target.has_gpu_feature();
   for (size_t i = 0; i < p.parameters.size(); ++i) {
     if (!p.parameter_used[i]) continue;
     if (i >= inputs.size() || inputs[i] == nullptr)
       return make_error("kernel input " + std::to_string(i) + " is missing");
-    keep_alive.push_back(as_halide_buffer(*inputs[i], p.parameters[i].type()));
-    params.set(p.parameters[i], keep_alive.back());
+    bound->inputs.push_back(as_halide_buffer(*inputs[i], p.parameters[i].type()));
+    bound->params.set(p.parameters[i], bound->inputs.back());
   }
-  std::vector<Halide::Buffer<>> out_buffers;
   for (int index : p.computed_outputs) {
     Tensor &t = outputs.at(index);
-    out_buffers.push_back(as_halide_buffer(t, halide_type(t.dtype())));
+    bound->outputs.push_back(as_halide_buffer(t, halide_type(t.dtype())));
   }
+  if (bound->gpu) {
+    try {
+      const Halide::DeviceAPI api = Halide::get_default_device_api_for_target(state_->target);
+      for (Halide::Buffer<> &b : bound->inputs) {
+        if (int err = b.copy_to_device(api, state_->target); err != 0)
+          return make_error("copying a kernel input to the GPU failed (Halide error " + std::to_string(err) + ")");
+      }
+    } catch (const Halide::Error &e) {
+      return make_error(std::string("binding the kernel's buffers on the GPU failed: ") + e.what());
+    }
+  }
+  Bound result;
+  result.state_ = std::move(bound);
+  return result;
+}
+
+Result<void> JitKernel::Bound::run() {
+  State &s = *state_;
   ErrorCapture capture;
   try {
-    Halide::Realization realization(out_buffers);
-    Halide::Pipeline pipeline = p.pipeline;  // a handle; realize() is not const
-    pipeline.realize(&capture, realization, state_->target, params);
+    Halide::Realization realization(s.outputs);
+    Halide::Pipeline pipeline = s.kernel->pipeline->pipeline;  // a handle; realize() is not const
+    pipeline.realize(&capture, realization, s.kernel->target, s.params);
+    // Kernel launches return at once: wait, so a timed run covers the kernels.
+    if (s.gpu && capture.message.empty())
+      for (Halide::Buffer<> &b : s.outputs)
+        if (int err = b.device_sync(); err != 0)
+          return make_error("waiting for the GPU failed (Halide error " + std::to_string(err) + ")");
   } catch (const Halide::Error &e) {
     return make_error(std::string("kernel failed: ") + e.what());
   }
   if (!capture.message.empty()) return make_error("kernel failed: " + capture.message);
   return {};
 }
+
+Result<void> JitKernel::Bound::finish() {
+  for (Halide::Buffer<> &b : state_->outputs)
+    if (int err = b.copy_to_host(); err != 0)
+      return make_error("copying a kernel output back from the GPU failed (Halide error " + std::to_string(err) + ")");
+  return {};
+}
+
+Result<void> JitKernel::run(const std::vector<const Tensor *> &inputs, std::vector<Tensor> &outputs) const {
+  Result<Bound> bound = bind(inputs, outputs);
+  if (!bound.ok()) return bound.error();
+  if (auto ran = bound->run(); !ran.ok()) return ran.error();
+  return bound->finish();
+}
+
+bool JitKernel::on_gpu() const { return state_ && state_->target.has_gpu_feature(); }
 
 double JitKernel::compile_seconds() const { return state_ ? state_->compile_seconds : 0; }
 

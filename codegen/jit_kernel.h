@@ -1,5 +1,6 @@
 #pragma once
-// A node's pipeline compiled for the host CPU through Halide's JIT (light header).
+// A node's pipeline compiled through Halide's JIT for the host CPU or, with a cuda target,
+// for the GPU of this machine (light header).
 #include <memory>
 #include <vector>
 
@@ -23,6 +24,24 @@ class JitKernel {
   Result<void> run(const std::vector<const Tensor *> &inputs, std::vector<Tensor> &outputs) const;
 
   double compile_seconds() const;
+  /// Whether the kernel runs on a GPU (its outputs are copied back after each run()).
+  bool on_gpu() const;
+
+  /// Inputs and outputs bound once for repeated runs, as a benchmark wants them: on a GPU
+  /// the inputs are copied to the device when bound and the outputs stay there, so run()
+  /// times only the kernels (it waits for the device to finish); finish() copies the
+  /// outputs back. The tensors must outlive the binding.
+  class Bound {
+   public:
+    Result<void> run();
+    Result<void> finish();
+
+   private:
+    friend class JitKernel;
+    struct State;
+    std::shared_ptr<State> state_;
+  };
+  Result<Bound> bind(const std::vector<const Tensor *> &inputs, std::vector<Tensor> &outputs) const;
 
  private:
   struct State;

@@ -51,7 +51,7 @@ std::string halide_message(const std::string &what) {
 /// Replays steps onto the Funcs, tracking each stage's loop vars by name (true: an RVar).
 class Applier {
  public:
-  explicit Applier(std::map<std::string, Halide::Func> &funcs) : funcs_(funcs) {}
+  Applier(std::map<std::string, Halide::Func> &funcs, const ApplyOptions &options) : funcs_(funcs), options_(options) {}
 
   void apply(size_t step_index, const ScheduleStep &step) {
     step_ = step_index;
@@ -189,6 +189,7 @@ class Applier {
     // Halide numbers GPU loops by nesting; validate_and_replay checks the index agrees.
     Halide::VarOrRVar v = var(s.stage, s.var);
     Halide::Stage st = stage(s.stage);
+    if (options_.gpu_loops_on_host) return;
     switch (s.axis) {
       case GpuAxis::Block: st.gpu_blocks(v); break;
       case GpuAxis::Thread: st.gpu_threads(v); break;
@@ -227,7 +228,14 @@ class Applier {
     placed_.insert(s.func);
   }
 
-  void run(const StoreInStep &s) { func(s.func).store_in(halide_memory(s.memory)); }
+  void run(const StoreInStep &s) {
+    const bool gpu_memory = s.memory == MemoryKind::GpuShared || s.memory == MemoryKind::Register;
+    if (options_.gpu_loops_on_host && gpu_memory) {
+      func(s.func);  // still checks the name
+      return;
+    }
+    func(s.func).store_in(halide_memory(s.memory));
+  }
 
   void run(const RfactorStep &s) {
     if (s.stage.update < 0) fail("rfactor needs an update stage");
@@ -243,6 +251,7 @@ class Applier {
   }
 
   std::map<std::string, Halide::Func> &funcs_;
+  ApplyOptions options_;
   std::map<std::string, std::map<std::string, bool>> stage_vars_;
   std::set<std::string> placed_;
   std::vector<Location> locations_;
@@ -251,14 +260,15 @@ class Applier {
 
 }  // namespace
 
-Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name) {
+Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name,
+                            const ApplyOptions &options) {
   auto at_step = [&](size_t step, const std::string &message) {
     return make_error("line " + std::to_string(step_line_number(step)) + " (" + to_text(schedule.steps[step]) +
                       "): " + message);
   };
   if (schedule.version != 1)
     return make_error("schedule version " + std::to_string(schedule.version) + " is not supported (this build reads v1)");
-  Applier applier(funcs_by_name);
+  Applier applier(funcs_by_name, options);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     try {
       applier.apply(i, schedule.steps[i]);

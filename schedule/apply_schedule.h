@@ -30,7 +30,14 @@ namespace tessel {
 /// stage index at lowering (measured), so the var alone names the loop; Halide then uses
 /// that loop in every stage of the consumer that reads the Func, which validate_and_replay
 /// guarantees is the one named.
-Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name);
+struct ApplyOptions {
+  /// Replays a GPU schedule for the host: bind steps leave their loops serial and
+  /// register/shared placements are dropped, so the schedule's loop structure (splits,
+  /// tails, compute_at regions) can be run and checked on a machine without a GPU.
+  bool gpu_loops_on_host = false;
+};
+Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name,
+                            const ApplyOptions &options = {});
 
 /// parse_schedule, then apply_schedule.
 Result<void> apply_schedule_text(const std::string &text, std::map<std::string, Halide::Func> &funcs_by_name);

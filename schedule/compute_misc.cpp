@@ -83,10 +83,10 @@ std::vector<TensorFunc> compute_einsum(const ComputeContext &ctx) {
   std::vector<Expr> halide_args(halide_vars.begin(), halide_vars.end());
   Halide::Func sum(halide_name(ctx.node.name + "_sum"));
   sum(halide_vars) = Halide::Internal::make_zero(acc_type);
-  sum.compute_root();
+  if (!ctx.unscheduled) sum.compute_root();
   if (summed_count > 0) {  // an empty sum stays 0 (an RDom cannot have extent 0)
     sum(halide_args) += product();
-    schedule_independent_fold(sum.update(), out_vars, out.shape, r, true, summed_count);
+    if (!ctx.unscheduled) schedule_independent_fold(sum.update(), out_vars, out.shape, r, true, summed_count);
   }
   return {define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &o) {
     return sum(std::vector<Expr>(o.rbegin(), o.rend()));

@@ -41,9 +41,10 @@ std::vector<Expr> max_merge(const std::vector<Expr> &a, const std::vector<Expr> 
 
 /// Folds a tensor over the axes marked in `reduced`; `merge` (for associative folds) lets
 /// a reduction over the innermost axis run across vector lanes.
-AxisReduction reduce_axes(const std::string &name, const Shape &shape, const std::vector<bool> &reduced,
+AxisReduction reduce_axes(bool scheduled, const std::string &name, const Shape &shape, const std::vector<bool> &reduced,
                           std::vector<Expr> init, AxisUpdate update, Merge merge = nullptr) {
   RootReduction spec;
+  spec.scheduled = scheduled;
   spec.name = name;
   for (size_t a = 0; a < shape.size(); ++a) (reduced[a] ? spec.reduce : spec.kept).push_back(shape[a]);
   spec.init = std::move(init);
@@ -78,9 +79,9 @@ struct Moments {
   AxisReduction mean, var;
 };
 
-Moments moments(const std::string &name, const TensorFunc &x, const std::vector<bool> &reduced, Halide::Type math) {
+Moments moments(bool scheduled, const std::string &name, const TensorFunc &x, const std::vector<bool> &reduced, Halide::Type math) {
   const int64_t count = reduced_count(x.shape, reduced);
-  AxisReduction sum = reduce_axes(
+  AxisReduction sum = reduce_axes(scheduled,
       name + "_sum", x.shape, reduced, {math_const(math, 0)},
       [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
         return std::vector<Expr>{acc[0] + as_math(x, i, math)};
@@ -92,9 +93,9 @@ Moments moments(const std::string &name, const TensorFunc &x, const std::vector<
   Halide::Func mean(name + "_mean");
   std::vector<Halide::Var> mean_args(kv.rbegin(), kv.rend());
   mean(mean_args) = sum.func(mean_args) / math_const(math, static_cast<double>(count));
-  mean.compute_root();
+  if (scheduled) mean.compute_root();
   AxisReduction mean_r{mean, reduced};
-  AxisReduction sq = reduce_axes(
+  AxisReduction sq = reduce_axes(scheduled,
       name + "_sqsum", x.shape, reduced, {math_const(math, 0)},
       [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
         Expr d = as_math(x, i, math) - mean_r.at(i);
@@ -103,7 +104,7 @@ Moments moments(const std::string &name, const TensorFunc &x, const std::vector<
       add_merge);
   Halide::Func var(name + "_var");
   var(mean_args) = sq.func(mean_args) / math_const(math, static_cast<double>(count));
-  var.compute_root();
+  if (scheduled) var.compute_root();
   return {mean_r, AxisReduction{var, reduced}};
 }
 
@@ -142,7 +143,7 @@ std::vector<TensorFunc> batch_norm(const ComputeContext &ctx) {
     std::vector<Expr> pidx = to_exprs(pv);
     Halide::Func factor(name + "_factor");
     factor(pargs) = as_math(scale, pidx, math) / Halide::sqrt(as_math(in_var, pidx, math) + eps);
-    factor.compute_root();
+    if (!ctx.unscheduled) factor.compute_root();
     TensorFunc y = define_tensor(name, x.dtype, x.shape, [&](const std::vector<Expr> &i) {
       std::vector<Expr> p = param_index(i);
       return (as_math(x, i, math) - as_math(in_mean, p, math)) * factor(std::vector<Expr>(p.rbegin(), p.rend())) +
@@ -155,7 +156,7 @@ std::vector<TensorFunc> batch_norm(const ComputeContext &ctx) {
   std::vector<bool> reduced(rank, true);
   reduced[1] = false;
   require_nonempty(ctx, x.shape, reduced);
-  Moments m = moments(name, x, reduced, math);
+  Moments m = moments(!ctx.unscheduled, name, x, reduced, math);
   TensorFunc y = define_tensor(name, x.dtype, x.shape, [&](const std::vector<Expr> &i) {
     return (as_math(x, i, math) - m.mean.at(i)) / Halide::sqrt(m.var.at(i) + eps) * as_math(scale, {i[1]}, math) +
            as_math(bias, {i[1]}, math);
@@ -184,11 +185,11 @@ std::vector<TensorFunc> instance_norm(const ComputeContext &ctx) {
   reduced[0] = reduced[1] = false;
   require_nonempty(ctx, x.shape, reduced);
   const std::string name = halide_name(ctx.node.name);
-  Moments m = moments(name, x, reduced, math);
+  Moments m = moments(!ctx.unscheduled, name, x, reduced, math);
   Halide::Func inv(name + "_scaled_inv_std");
   Halide::Var c("c"), n("n");
   inv(c, n) = as_math(scale, {c}, math) / Halide::sqrt(m.var.func(c, n) + eps);
-  inv.compute_root();
+  if (!ctx.unscheduled) inv.compute_root();
   return {define_tensor(name, x.dtype, x.shape, [&](const std::vector<Expr> &i) {
     return (as_math(x, i, math) - m.mean.at(i)) * inv(i[1], i[0]) + as_math(bias, {i[1]}, math);
   })};
@@ -207,13 +208,13 @@ std::vector<TensorFunc> layer_norm(const ComputeContext &ctx) {
   for (int64_t a = axis; a < rank; ++a) reduced[a] = true;
   require_nonempty(ctx, x.shape, reduced);
   const std::string name = halide_name(ctx.node.name);
-  Moments m = moments(name, x, reduced, math);
+  Moments m = moments(!ctx.unscheduled, name, x, reduced, math);
   const size_t kept = static_cast<size_t>(axis);
   std::vector<Halide::Var> kv = make_vars(kept, name + "_s");
   std::vector<Halide::Var> kargs(kv.rbegin(), kv.rend());
   Halide::Func inv_std(name + "_inv_std");
   inv_std(kargs) = math_const(math, 1) / Halide::sqrt(m.var.func(kargs) + eps);
-  inv_std.compute_root();
+  if (!ctx.unscheduled) inv_std.compute_root();
   AxisReduction inv{inv_std, reduced};
 
   const TensorFunc &scale = ctx.input(1);
@@ -240,7 +241,7 @@ std::vector<TensorFunc> mean_variance_norm(const ComputeContext &ctx) {
   for (int64_t a : ctx.attrs().get_ints("axes", {0, 2, 3})) reduced[normalized_axis(ctx, a, rank)] = true;
   require_nonempty(ctx, x.shape, reduced);
   const std::string name = halide_name(ctx.node.name);
-  Moments m = moments(name, x, reduced, math);
+  Moments m = moments(!ctx.unscheduled, name, x, reduced, math);
   // ONNX's function body: (x - E[x]) / (sqrt(Var[x]) + 1e-9).
   return {define_tensor(name, x.dtype, x.shape, [&](const std::vector<Expr> &i) {
     return (as_math(x, i, math) - m.mean.at(i)) / (Halide::sqrt(m.var.at(i)) + math_const(math, 1e-9));
@@ -275,6 +276,7 @@ std::vector<TensorFunc> lrn(const ComputeContext &ctx) {
     spec.reduce = {size};
     spec.init = {math_const(math, 0)};
     spec.vectorize_kept_inner = true;
+    spec.scheduled = !ctx.unscheduled;
     spec.update = [&](const std::vector<Expr> &i, const std::vector<Expr> &r, const std::vector<Expr> &acc) {
       return std::vector<Expr>{acc[0] + square(i, i[1] + r[0] - static_cast<int>(before))};
     };
@@ -301,6 +303,7 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
   require_nonempty(ctx, x.shape, reduced);
   const std::string name = halide_name(ctx.node.name);
   const TensorType &out = ctx.output_type(0);
+  const bool scheduled = !ctx.unscheduled;
 
   if (kind == SoftmaxKind::Hardmax) {
     // Row-major position inside the reduced block, to find the first maximum.
@@ -310,7 +313,7 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
         if (reduced[a]) p = p * static_cast<int>(x.shape[a]) + i[a];
       return p;
     };
-    AxisReduction best = reduce_axes(
+    AxisReduction best = reduce_axes(scheduled,
         name + "_argmax", x.shape, reduced, {Halide::cast(math, lowest_value(x.dtype)), Expr(-1)},
         [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
           Expr v = as_math(x, i, math);
@@ -322,13 +325,13 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
     })};
   }
 
-  AxisReduction max = reduce_axes(
+  AxisReduction max = reduce_axes(scheduled,
       name + "_max", x.shape, reduced, {Halide::cast(math, lowest_value(x.dtype))},
       [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
         return std::vector<Expr>{Halide::max(acc[0], as_math(x, i, math))};
       },
       max_merge);
-  AxisReduction sum = reduce_axes(
+  AxisReduction sum = reduce_axes(scheduled,
       name + "_expsum", x.shape, reduced, {math_const(math, 0)},
       [&](const std::vector<Expr> &i, const std::vector<Expr> &acc) {
         return std::vector<Expr>{acc[0] + Halide::exp(as_math(x, i, math) - max.at(i))};
@@ -340,7 +343,7 @@ std::vector<TensorFunc> softmax_family(const ComputeContext &ctx, SoftmaxKind ki
     std::vector<Halide::Var> kargs(kv.rbegin(), kv.rend());
     Halide::Func shift(name + "_log_norm");  // max + log(sum), once per row
     shift(kargs) = max.func(kargs) + Halide::log(sum.func(kargs));
-    shift.compute_root();
+    if (!ctx.unscheduled) shift.compute_root();
     AxisReduction shift_r{shift, reduced};
     return {define_tensor(name, out.dtype, out.shape,
                           [&](const std::vector<Expr> &i) { return as_math(x, i, math) - shift_r.at(i); })};

@@ -251,6 +251,7 @@ std::vector<TensorFunc> pool(const ComputeContext &ctx, PoolKind kind) {
       return std::vector<Expr>{pm.combine(acc[0], pm.term(reader.value(o, k)))};
     };
   }
+  spec.scheduled = !ctx.unscheduled;
   Halide::Func acc = build_root_reduction(spec);
   auto read = [&](const std::vector<Expr> &o, int element) {
     std::vector<Expr> args(o.rbegin(), o.rend());
@@ -290,6 +291,7 @@ std::vector<TensorFunc> global_pool(const ComputeContext &ctx, PoolKind kind) {
   spec.merge = [pm](const std::vector<Expr> &a, const std::vector<Expr> &b) {
     return std::vector<Expr>{pm.combine(a[0], b[0])};
   };
+  spec.scheduled = !ctx.unscheduled;
   Halide::Func acc = build_root_reduction(spec);
   return {define_tensor(name, out.dtype, out.shape, [&](const std::vector<Expr> &o) {
     return pm.finish(acc(o[1], o[0]), Expr(static_cast<int>(count)));

@@ -34,7 +34,7 @@ std::vector<bool> reduced_axes(const ComputeContext &ctx, int rank) {
 /// is empty, the fold is skipped: the value stays `init` (an RDom cannot have extent 0).
 using FoldStep = std::function<std::vector<Expr>(const std::vector<Expr> &acc, const std::vector<Expr> &in_index)>;
 
-TensorFunc fold_axes(const std::string &name, const Shape &in_shape, const std::vector<bool> &mask,
+TensorFunc fold_axes(bool scheduled, const std::string &name, const Shape &in_shape, const std::vector<bool> &mask,
                      const std::vector<Expr> &init, const FoldStep &step) {
   const int rank = static_cast<int>(in_shape.size());
   TensorFunc acc;
@@ -61,7 +61,7 @@ TensorFunc fold_axes(const std::string &name, const Shape &in_shape, const std::
   const bool is_tuple = init.size() > 1;
   if (is_tuple) acc.func(halide_vars) = Halide::Tuple(init);
   else acc.func(halide_vars) = init[0];
-  acc.func.compute_root();
+  if (scheduled) acc.func.compute_root();
   if (reduced_count == 0) return acc;
 
   std::vector<Expr> in_index(rank);
@@ -84,7 +84,8 @@ TensorFunc fold_axes(const std::string &name, const Shape &in_shape, const std::
 
   // The kept loops may run inside the reduction loops, vectorized where the innermost kept
   // axis is the input's contiguous one.
-  schedule_independent_fold(acc.func.update(), kept_vars, acc.shape, r, rank > 0 && !mask[rank - 1] && !reduced_ranges.empty(),
+  if (scheduled)
+    schedule_independent_fold(acc.func.update(), kept_vars, acc.shape, r, rank > 0 && !mask[rank - 1] && !reduced_ranges.empty(),
                             reduced_count);
   return acc;
 }
@@ -151,7 +152,7 @@ std::vector<TensorFunc> compute_reduce(const ComputeContext &ctx, ReduceKind kin
   // LogSumExp subtracts the running maximum first so exp cannot overflow.
   TensorFunc shift;
   if (kind == ReduceKind::LogSumExp) {
-    TensorFunc max_fold = fold_axes(ctx.node.name + "_max", in.shape, mask, {extreme_value(acc_type, true)},
+    TensorFunc max_fold = fold_axes(!ctx.unscheduled, ctx.node.name + "_max", in.shape, mask, {extreme_value(acc_type, true)},
                                     [&](const std::vector<Expr> &acc, const std::vector<Expr> &i) {
                                       return std::vector<Expr>{nan_max(acc[0], read(i))};
                                     });
@@ -160,7 +161,7 @@ std::vector<TensorFunc> compute_reduce(const ComputeContext &ctx, ReduceKind kin
       Expr m = max_fold.at(i);
       return select(Halide::is_finite(m), m, make_zero(acc_type));
     });
-    shift.func.compute_root();
+    if (!ctx.unscheduled) shift.func.compute_root();
   }
 
   Expr init = make_zero(acc_type);
@@ -168,7 +169,7 @@ std::vector<TensorFunc> compute_reduce(const ComputeContext &ctx, ReduceKind kin
   if (kind == ReduceKind::Max) init = extreme_value(acc_type, true);
   if (kind == ReduceKind::Min) init = extreme_value(acc_type, false);
 
-  TensorFunc fold = fold_axes(ctx.node.name + "_fold", in.shape, mask, {init},
+  TensorFunc fold = fold_axes(!ctx.unscheduled, ctx.node.name + "_fold", in.shape, mask, {init},
                               [&](const std::vector<Expr> &acc, const std::vector<Expr> &i) {
     Expr x = read(i);
     Expr a = acc[0];
@@ -220,7 +221,7 @@ std::vector<TensorFunc> compute_arg_reduce(const ComputeContext &ctx, bool is_ma
   const Halide::Type value_type = dtype_is_float(in.dtype) ? math_type(in.dtype) : halide_type(in.dtype);
 
   // The running index starts at -1, meaning "no element seen yet".
-  TensorFunc fold = fold_axes(ctx.node.name + "_fold", in.shape, mask, {make_zero(value_type), Expr(-1)},
+  TensorFunc fold = fold_axes(!ctx.unscheduled, ctx.node.name + "_fold", in.shape, mask, {make_zero(value_type), Expr(-1)},
                               [&](const std::vector<Expr> &acc, const std::vector<Expr> &i) {
     Expr v = Halide::cast(value_type, in.at(i)), best = acc[0], best_index = acc[1];
     Expr better = is_max ? (select_last ? v >= best : v > best) : (select_last ? v <= best : v < best);
@@ -271,7 +272,7 @@ std::vector<TensorFunc> compute_cumsum(const ComputeContext &ctx) {
   };
   Func scan(halide_name(ctx.node.name + "_scan"));
   scan(halide_order(index)) = term(index, vars[axis]);
-  scan.compute_root();
+  if (!ctx.unscheduled) scan.compute_root();
   if (n > 1) {
     Halide::RDom r(1, static_cast<int>(n - 1), halide_name(ctx.node.name + "_r"));
     std::vector<Expr> at_r = index, before_r = index;
@@ -281,11 +282,12 @@ std::vector<TensorFunc> compute_cumsum(const ComputeContext &ctx) {
     // Lines along the axis are independent: run the innermost other axis inside the scan
     // loop (vectorized) and spread the outermost across threads.
     Halide::Stage update = scan.update();
-    if (axis != rank - 1 && in.shape[rank - 1] >= 8) {
+    if (!ctx.unscheduled && axis != rank - 1 && in.shape[rank - 1] >= 8) {
       update.reorder(vars[rank - 1], r.x);
       update.vectorize(vars[rank - 1], 8, Halide::TailStrategy::GuardWithIf);
     }
-    if (axis != 0 && in.shape[0] > 1 && shape_numel(in.shape) >= kParallelWork) update.parallel(vars[0]);
+    if (!ctx.unscheduled && axis != 0 && in.shape[0] > 1 && shape_numel(in.shape) >= kParallelWork)
+      update.parallel(vars[0]);
   }
   return {define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &o) {
     std::vector<Expr> at = o;

@@ -243,6 +243,62 @@ FuncDesc describe_func(const TensorFunc &f, bool is_output) {
   return desc;
 }
 
+/// Spreads one stage's pure loops over blocks of 256 GPU threads (fused into one loop
+/// first, so any rank works); a stage without pure loops runs on a single GPU thread.
+void bind_stage_to_gpu(Halide::Stage stage, const std::vector<std::string> &pure_vars) {
+  if (pure_vars.empty()) {
+    stage.gpu_single_thread();
+    return;
+  }
+  Halide::Var fused(pure_vars.front());
+  for (size_t i = 1; i < pure_vars.size(); ++i) {
+    Halide::Var next(pure_vars.front() + "_gpu_fused" + std::to_string(i));
+    stage.fuse(fused, Halide::Var(pure_vars[i]), next);
+    fused = next;
+  }
+  Halide::Var block(pure_vars.front() + "_gpu_block"), thread(pure_vars.front() + "_gpu_thread");
+  stage.gpu_tile(fused, block, thread, 256, Halide::TailStrategy::GuardWithIf);
+}
+
+/// The pure loop vars of one definition, innermost first.
+std::vector<std::string> pure_loop_vars(const Halide::Internal::Definition &def) {
+  std::set<std::string> rvars;
+  for (const auto &rv : def.schedule().rvars()) rvars.insert(rv.var);
+  std::vector<std::string> vars;
+  for (const Halide::Internal::Dim &d : def.schedule().dims())
+    if (d.var != Halide::Var::outermost().name() && !rvars.count(d.var) && d.for_type == Halide::Internal::ForType::Serial &&
+        d.var.find('.') == std::string::npos)
+      vars.push_back(d.var);
+  return vars;
+}
+
+/// GPU pipelines leave internal stages to this: every Func with update definitions that
+/// the schedule does not place (softmax and normalization statistics, pooling windows,
+/// reductions) is computed at root and, on a GPU, one thread per element; updates of
+/// outputs (scatter-like rules) get the same. Pure internal Funcs stay inlined.
+void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string, Halide::Func> &scheduled, bool on_gpu) {
+  std::set<std::string> outputs;
+  for (const TensorFunc &out : funcs.outputs) outputs.insert(out.func.name());
+  std::map<std::string, Halide::Internal::Function> all;
+  for (const TensorFunc &out : funcs.outputs) {
+    for (const auto &[name, function] : Halide::Internal::find_transitive_calls(out.func.function())) all.emplace(name, function);
+    all.emplace(out.func.name(), out.func.function());
+  }
+  for (auto &[name, function] : all) {
+    if (function.updates().empty()) continue;
+    Halide::Func f(function);
+    const bool is_output = outputs.count(name) > 0;
+    if (scheduled.count(name) && !is_output) continue;  // the schedule placed it
+    if (!is_output) {
+      f.compute_root();
+      if (on_gpu) bind_stage_to_gpu(f, pure_loop_vars(function.definition()));
+    }
+    if (!on_gpu) continue;
+    for (size_t u = 0; u < function.updates().size(); ++u)
+      bind_stage_to_gpu(f.update(static_cast<int>(u)), pure_loop_vars(function.update(static_cast<int>(u))));
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &g, const FusedGroup &group,
@@ -288,11 +344,12 @@ Result<ComputeDesc> describe_group_compute(const Graph &g, const FusedGroup &gro
 
 Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph &g, const FusedGroup &group,
                                                                      const GroupSignature &sig,
-                                                                     const Schedule &schedule) {
+                                                                     const Schedule &schedule, PipelineDevice device) {
   const std::string where = group_location(g, group);
   if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  const bool gpu_schedule = device != PipelineDevice::Host;
   try {
-    auto funcs = build_group_funcs(g, group, sig, true, where);
+    auto funcs = build_group_funcs(g, group, sig, true, where, gpu_schedule);
     if (!funcs.ok()) return funcs.error();
     std::map<std::string, Halide::Func> by_name;
     std::map<std::string, std::string> actual;  // canonical -> this build's name
@@ -308,8 +365,11 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
     for (const TensorFunc &f : funcs->outputs) add(f);
     auto renamed = to_build_names(schedule, actual);
     if (!renamed.ok()) return make_error(where + ": " + renamed.error().message);
-    if (auto applied = apply_schedule(renamed.value(), by_name); !applied.ok())
+    ApplyOptions options;
+    options.gpu_loops_on_host = device == PipelineDevice::GpuLoopsOnHost;
+    if (auto applied = apply_schedule(renamed.value(), by_name, options); !applied.ok())
       return make_error(where + ": " + applied.error().message);
+    if (gpu_schedule) place_internal_stages_for_gpu(funcs.value(), by_name, device == PipelineDevice::Gpu);
     return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
     return make_error(where + ": Halide rejected the schedule: " + e.what());

@@ -39,11 +39,24 @@ Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &graph, c
 Result<ComputeDesc> describe_group_compute(const Graph &graph, const FusedGroup &group,
                                            const GroupSignature &signature);
 
+/// Where a scheduled pipeline runs.
+enum class PipelineDevice {
+  Host,  ///< the CPU; internal stages keep the rules' own CPU schedules
+  /// A CUDA GPU: the schedule binds the outputs (gpu_sketch.h); every internal stage that
+  /// cannot be inlined is computed at root, its pure loops over blocks of 256 threads (an
+  /// update without pure loops runs on one GPU thread).
+  Gpu,
+  /// A GPU schedule replayed for the host (bind steps left serial, internal stages at
+  /// root): checks a GPU schedule's loops and results on a machine without a GPU.
+  GpuLoopsOnHost,
+};
+
 /// The group's pipeline in plain form with `schedule` replayed onto it. An invalid schedule
 /// is an error value naming the step.
 Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph &graph, const FusedGroup &group,
                                                                      const GroupSignature &signature,
-                                                                     const Schedule &schedule);
+                                                                     const Schedule &schedule,
+                                                                     PipelineDevice device = PipelineDevice::Host);
 
 /// The group's pipeline with no scheduling directive at all (plain form, internal stages
 /// unplaced), for Halide's autoschedulers. Not runnable before one has scheduled it.

@@ -18,7 +18,7 @@ Halide::Func build_root_reduction(const RootReduction &spec) {
   const bool tuple = spec.init.size() > 1;
   const int width = spec.init[0].type().bits() == 64 ? 8 : 16;
   const int64_t inner_extent = nr > 0 ? spec.reduce.back() : 0;
-  const bool lanes = spec.merge && !spec.vectorize_kept_inner && inner_extent >= 2 * width;
+  const bool lanes = spec.scheduled && spec.merge && !spec.vectorize_kept_inner && inner_extent >= 2 * width;
 
   auto assign = [tuple](Halide::Func &g, const std::vector<Expr> &args, const std::vector<Expr> &values) {
     if (tuple)
@@ -82,6 +82,7 @@ Halide::Func build_root_reduction(const RootReduction &spec) {
     f(args) = Halide::Tuple(acc(args));
   else
     f(args) = acc(args);
+  if (!spec.scheduled) return f;
   f.compute_root();
   if (k == 0) {
     acc.compute_root();

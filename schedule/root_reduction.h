@@ -21,6 +21,9 @@ struct RootReduction {
   /// Combines two partial accumulators (associative and commutative). When set, the
   /// innermost reduction axis (contiguous in memory) is split across vector lanes.
   std::function<std::vector<Halide::Expr>(const std::vector<Halide::Expr> &a, const std::vector<Halide::Expr> &b)> merge;
+  /// False (ComputeContext::unscheduled): a plain fold with no directive, for a scheduler
+  /// that places stages itself (Halide's autoschedulers, the GPU placement).
+  bool scheduled = true;
 };
 
 /// Builds and schedules a RootReduction; read it with func(kept index reversed).

@@ -204,6 +204,9 @@ const char *to_text(FuncRule rule) {
     case FuncRule::TiledAnchorMultiLevel: return "tiled_anchor_srsrs";
     case FuncRule::Root: return "root";
     case FuncRule::RootRfactor: return "root_rfactor";
+    case FuncRule::GpuTiledOutput: return "gpu_tiled_output";
+    case FuncRule::GpuRegisterAnchor: return "gpu_register_anchor";
+    case FuncRule::GpuInjectiveOutput: return "gpu_injective_output";
   }
   return "inline";
 }
@@ -220,6 +223,8 @@ const char *to_text(ParamKind kind) {
     case ParamKind::LoopOrder: return "loop_order";
     case ParamKind::ComputeLevel: return "compute_level";
     case ParamKind::RfactorChunks: return "rfactor_chunks";
+    case ParamKind::ThreadTile: return "thread_tile";
+    case ParamKind::ThreadCount: return "thread_count";
   }
   return "tile_size";
 }

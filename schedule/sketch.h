@@ -34,6 +34,14 @@ enum class FuncRule {
   /// A reduction with little pure parallelism: its reduction is split and rfactored into a
   /// root intermediate with a parallel chunk var (and a vector lane var when it divides).
   RootRfactor,
+  /// GPU: an output with an anchor, each axis split into block, thread and register tiles;
+  /// the block loops fused and bound to blocks, the thread loops fused and bound to threads.
+  GpuTiledOutput,
+  /// GPU: the anchor computed per thread at its output's thread loop, in registers, its
+  /// reduction split and the register tile unrolled innermost.
+  GpuRegisterAnchor,
+  /// GPU: an output without anchor: all axes fused, split into blocks of threads.
+  GpuInjectiveOutput,
 };
 const char *to_text(FuncRule rule);
 
@@ -49,6 +57,8 @@ enum class ParamKind {
   LoopOrder,       ///< 0: outer tile loops in axis order; 1: the vector axis' outermost
   ComputeLevel,    ///< 0: the anchor at the innermost outer loop of its output; 1: one out
   RfactorChunks,   ///< parallel chunks of an rfactored reduction
+  ThreadTile,      ///< GPU: threads of a block along one axis
+  ThreadCount,     ///< GPU: threads per block of an injective output
 };
 const char *to_text(ParamKind kind);
 

@@ -161,6 +161,7 @@ class Builder {
         case FuncRule::TiledAnchorMultiLevel: break;
         case FuncRule::Root: root(*f); break;
         case FuncRule::RootRfactor: root_rfactor(*f); break;
+        default: reject(std::string("rule ") + to_text(plan.rule) + " belongs to the GPU sketches (gpu_sketch.h)");
       }
     }
     return schedule_;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "runtime/model_inputs.h"
+#include "schedule/gpu_sketch.h"
 #include "schedule/node_pipeline.h"
 
 namespace tessel {
@@ -23,23 +24,43 @@ Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, cons
 }
 
 namespace {
-Result<std::shared_ptr<NodePipeline>> task_pipeline(const TaskInstance &task, const Schedule *schedule) {
+Result<std::shared_ptr<NodePipeline>> task_pipeline(const TaskInstance &task, const Schedule *schedule,
+                                                    const Target &target) {
+  if (target.kind == Target::Kind::Cuda) {
+    // Without a schedule, the GPU's own default: the CPU one would run on the host.
+    const Schedule chosen = schedule ? *schedule : default_gpu_schedule(task.compute, gpu_target_desc(target));
+    return build_scheduled_group_pipeline(*task.graph, task.group, task.signature, chosen, PipelineDevice::Gpu);
+  }
   return schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
                   : build_group_pipeline(*task.graph, task.group, task.signature);
 }
 }  // namespace
 
 Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target) {
-  auto pipeline = task_pipeline(task, schedule);
+  auto pipeline = task_pipeline(task, schedule, target);
   if (!pipeline.ok()) return pipeline.error();
   return JitKernel::compile(pipeline.value(), target);
 }
 
 Result<AotOutput> compile_task_to_object(const TaskInstance &task, const Schedule *schedule, const Target &target,
                                          const std::string &prefix, const std::string &function_name) {
-  auto pipeline = task_pipeline(task, schedule);
+  auto pipeline = task_pipeline(task, schedule, target);
   if (!pipeline.ok()) return pipeline.error();
   return compile_to_object(*pipeline.value(), target, prefix, function_name);
+}
+
+Result<JitKernel> compile_gpu_schedule_on_host(const TaskInstance &task, const Schedule &schedule) {
+  auto pipeline = build_scheduled_group_pipeline(*task.graph, task.group, task.signature, schedule,
+                                                 PipelineDevice::GpuLoopsOnHost);
+  if (!pipeline.ok()) return pipeline.error();
+  return JitKernel::compile(pipeline.value(), Target{});
+}
+
+Result<std::string> compile_task_to_ptx(const TaskInstance &task, const Schedule *schedule, const Target &target) {
+  if (target.kind != Target::Kind::Cuda) return make_error("PTX needs a cuda target, not '" + target.to_string() + "'");
+  auto pipeline = task_pipeline(task, schedule, target);
+  if (!pipeline.ok()) return pipeline.error();
+  return compile_to_ptx(*pipeline.value(), target);
 }
 
 std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed) {

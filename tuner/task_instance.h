@@ -7,6 +7,7 @@
 
 #include "codegen/aot_compile.h"
 #include "codegen/jit_kernel.h"
+#include "codegen/ptx_compile.h"
 #include "codegen/target.h"
 #include "graph/fuse.h"
 #include "graph/graph.h"
@@ -27,13 +28,19 @@ struct TaskInstance {
 /// the group has no tunable compute.
 Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, const FusedGroup &group);
 
-/// Compiles the task with `schedule`, or with the built-in default schedule when null.
+/// Compiles the task with `schedule`, or with the built-in default schedule when null (on a
+/// cuda target: default_gpu_schedule, run on the GPU of this machine).
 Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target = {});
 
 /// Compiles the task ahead of time into <prefix>.o and <prefix>.h (see codegen/aot_compile.h).
 Result<AotOutput> compile_task_to_object(const TaskInstance &task, const Schedule *schedule, const Target &target,
                                          const std::string &prefix, const std::string &function_name);
 
+/// Compiles a GPU schedule of the task for the host CPU, its GPU loops serial: runs the
+/// schedule's loop structure where no GPU is, to check its results against the default's.
+Result<JitKernel> compile_gpu_schedule_on_host(const TaskInstance &task, const Schedule &schedule);
+/// The PTX of the task's GPU kernels with `schedule` (null: default_gpu_schedule).
+Result<std::string> compile_task_to_ptx(const TaskInstance &task, const Schedule *schedule, const Target &target);
 /// Inputs for running the task: constants keep their values (weights, shape-like inputs),
 /// everything else is random (seeded, never all zeros).
 std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed);

@@ -1,0 +1,33 @@
+#pragma once
+// The CUDA device of this machine, read through the driver API (libcuda.so.1, opened at run
+// time so that tessel builds and runs where no driver is installed).
+#include <cstdint>
+#include <string>
+
+#include "graph/result.h"
+#include "schedule/gpu_target.h"
+
+namespace tessel {
+
+struct CudaDeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int capability_major = 0, capability_minor = 0;
+  int multiprocessors = 0;
+  int max_threads_per_block = 0;
+  int64_t shared_bytes_per_block = 0;
+  int registers_per_block = 0;
+  int64_t memory_bytes = 0;
+  int driver_version = 0;  ///< e.g. 13000 for CUDA 13.0
+
+  int capability() const { return capability_major * 10 + capability_minor; }
+  /// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)".
+  std::string describe() const;
+  GpuTargetDesc target_desc() const;
+};
+
+/// The device `ordinal`, or an Error that says why there is none: no driver library, no
+/// device, or the driver's error name and code.
+Result<CudaDeviceInfo> query_cuda_device(int ordinal = 0);
+
+}  // namespace tessel

@@ -1,0 +1,182 @@
+// GPU sketches, their limits, PTX generation and (without a GPU) the GPU schedules' loop
+// structure run on the host against the CPU default's results.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <set>
+
+#include "codegen/cuda_device.h"
+#include "codegen/ptx_compile.h"
+#include "schedule/gpu_sketch.h"
+#include "tests/schedule/task_test_util.h"
+#include "tuner/benchmark_problems.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+TaskInstance benchmark_task(const std::string &kind, const std::string &spec, bool bias_relu = false) {
+  BenchmarkGraphOptions options;
+  options.bias_relu = bias_relu;
+  auto graph = make_benchmark_graph(kind, spec, options);
+  INFO((graph.ok() ? std::string() : graph.error().message));
+  REQUIRE(graph.ok());
+  return largest_task(graph.value());
+}
+
+std::vector<Tensor> run_cpu_default(const TaskInstance &task, const std::vector<Tensor> &inputs) {
+  auto kernel = compile_task(task, nullptr);
+  REQUIRE(kernel.ok());
+  auto out = run_task(kernel.value(), task, inputs);
+  REQUIRE(out.ok());
+  return out.value();
+}
+
+/// The GPU schedule's loops run on the host must give the CPU default's results.
+void check_on_host(const TaskInstance &task, const Schedule &schedule, const std::vector<Tensor> &inputs,
+                   const std::vector<Tensor> &want) {
+  INFO(to_text(schedule));
+  auto kernel = compile_gpu_schedule_on_host(task, schedule);
+  INFO((kernel.ok() ? std::string() : kernel.error().message));
+  REQUIRE(kernel.ok());
+  auto got = run_task(kernel.value(), task, inputs);
+  INFO((got.ok() ? std::string() : got.error().message));
+  REQUIRE(got.ok());
+  CHECK(max_relative_difference(got.value(), want) < 1e-4);
+}
+
+const Target kCuda86 = [] {
+  auto t = parse_target("cuda -arch=sm_86");
+  return t.value();
+}();
+
+}  // namespace
+
+TEST_CASE("cuda targets name an architecture Halide can generate", "[gpu]") {
+  auto hopper = parse_target("cuda -arch=sm_90");
+  REQUIRE(hopper.ok());
+  CHECK(hopper->to_string() == "cuda -arch=sm_90");
+  CHECK(cuda_capability(hopper.value()) == 90);
+  // Halide 14 stops at 8.6: Hopper gets sm_86 PTX, which its driver compiles.
+  CHECK(hopper->halide_target().find("cuda_capability_86") != std::string::npos);
+  auto volta = parse_target("cuda -arch=sm_70");
+  REQUIRE(volta.ok());
+  CHECK(volta->halide_target().find("cuda_capability_70") != std::string::npos);
+  CHECK(gpu_target_desc(hopper.value()).compute_capability == 90);
+  for (const char *bad : {"cuda -arch=90", "cuda -arch=sm_", "cuda -arch=sm_2", "cuda -arch=sm_9x"}) {
+    auto t = parse_target(bad);
+    INFO(bad);
+    REQUIRE_FALSE(t.ok());
+    CHECK(t.error().message.find("bad CUDA architecture") != std::string::npos);
+  }
+}
+
+TEST_CASE("the CUDA device query says why there is no device", "[gpu]") {
+  auto device = query_cuda_device();
+  if (device.ok()) {
+    WARN("GPU present: " << device->describe());
+    CHECK(device->capability() >= 30);
+    CHECK(device->max_threads_per_block >= 256);
+  } else {
+    INFO(device.error().message);
+    const std::string &m = device.error().message;
+    CHECK((m.find("libcuda") != std::string::npos || m.find("cuInit") != std::string::npos ||
+           m.find("does not exist") != std::string::npos));
+  }
+  auto missing = query_cuda_device(1000);
+  CHECK_FALSE(missing.ok());
+}
+
+TEST_CASE("GPU sketches tile anchored outputs over blocks, threads and registers", "[gpu][sketch]") {
+  TaskInstance matmul = benchmark_task("matmul", "256x192x64", true);
+  const GpuTargetDesc target = gpu_target_for_capability(86);
+  const std::vector<Sketch> sketches = generate_gpu_sketches(matmul.compute, target);
+  REQUIRE(sketches.size() == 1);
+  CHECK(sketches[0].name == "gpu_tile");
+  const Schedule fallback = default_gpu_schedule(matmul.compute, target);
+  auto tree = check_gpu_schedule(matmul.compute, fallback, target);
+  INFO(to_text(fallback));
+  REQUIRE(tree.ok());
+  const GpuLaunchShape shape = gpu_launch_shape(tree.value());
+  CHECK(shape.kernels == 1);
+  CHECK(shape.max_threads_per_block == 256);
+  CHECK(shape.max_register_bytes == 4 * 4 * 2);  // a 4 x 2 register tile per thread
+  CHECK(to_text(fallback).find("bind") != std::string::npos);
+
+  // A small device: every sample respects its limits.
+  GpuTargetDesc small = target;
+  small.max_threads_per_block = 128;
+  std::mt19937_64 rng(7);
+  SamplerStats stats;
+  const std::vector<Schedule> samples = sample_gpu_schedules(matmul.compute, small, 40, rng, &stats);
+  std::set<std::string> distinct;
+  for (const Schedule &s : samples) {
+    auto checked = check_gpu_schedule(matmul.compute, s, small);
+    INFO(to_text(s));
+    REQUIRE(checked.ok());
+    const GpuLaunchShape launch = gpu_launch_shape(checked.value());
+    CHECK(launch.max_threads_per_block <= 128);
+    CHECK(launch.max_threads_per_block >= 32);
+    CHECK(launch.max_register_bytes / 4 <= small.accumulator_budget());
+    distinct.insert(schedule_hash(s));
+  }
+  CHECK(distinct.size() >= 30);
+  CHECK(stats.fallbacks == 0);
+}
+
+TEST_CASE("GPU schedules compute what the CPU default computes (GPU loops run on the host)", "[gpu][task]") {
+  const GpuTargetDesc target = gpu_target_for_capability(86);
+  struct Case {
+    std::string kind, spec;
+    bool bias_relu;
+  };
+  const std::vector<Case> cases = {
+      {"matmul", "67x45x33", true},         // ragged tiles
+      {"conv", "1,8,10,10,16,3,3", true},   // padded 3x3 with epilogue
+      {"conv", "1,8,9,9,8,3,3,2", false},   // stride 2
+      {"depthwise", "1,8,12,12,3,3", false},
+      {"softmax", "6x50", false},          // internal statistics placed for the GPU
+      {"layernorm", "5x40", false},
+      {"reduce_mean", "7x30", false},
+      {"elementwise", "3x5x17", false},
+  };
+  std::mt19937_64 rng(11);
+  for (const Case &c : cases) {
+    INFO(c.kind << " " << c.spec);
+    TaskInstance task = benchmark_task(c.kind, c.spec, c.bias_relu);
+    const std::vector<Tensor> inputs = task_inputs(task, 3);
+    const std::vector<Tensor> want = run_cpu_default(task, inputs);
+    check_on_host(task, default_gpu_schedule(task.compute, target), inputs, want);
+    for (const Schedule &s : sample_gpu_schedules(task.compute, target, 2, rng)) check_on_host(task, s, inputs, want);
+  }
+}
+
+TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][ptx]") {
+  const std::optional<std::string> ptxas = find_ptxas();
+  if (!ptxas) WARN("ptxas not found: PTX is generated but not assembled");
+  for (const auto &[kind, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"matmul", "128x128x64"}, {"conv", "1,16,14,14,32,3,3"}, {"softmax", "8x100"}}) {
+    INFO(kind << " " << spec);
+    TaskInstance task = benchmark_task(kind, spec, kind != "softmax");
+    auto ptx = compile_task_to_ptx(task, nullptr, kCuda86);
+    INFO((ptx.ok() ? std::string() : ptx.error().message));
+    REQUIRE(ptx.ok());
+    CHECK(ptx->find(".target sm_86") != std::string::npos);
+    const std::vector<std::string> kernels = ptx_kernel_names(ptx.value());
+    CHECK_FALSE(kernels.empty());
+    if (!ptxas) continue;
+    auto report = assemble_ptx(*ptxas, ptx.value(), "sm_90");
+    INFO((report.ok() ? std::string() : report.error().message));
+    REQUIRE(report.ok());
+    REQUIRE(report->kernels.size() == kernels.size());
+    for (const PtxasKernelReport &k : report->kernels) {
+      INFO(k.name << ": " << k.registers << " registers");
+      CHECK(k.registers > 0);
+      CHECK(k.registers <= 255);
+    }
+  }
+  // A CPU target has no PTX.
+  TaskInstance task = benchmark_task("matmul", "16x16x16");
+  CHECK_FALSE(compile_task_to_ptx(task, nullptr, Target{}).ok());
+}

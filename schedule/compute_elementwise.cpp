@@ -32,11 +32,12 @@ void add_unary(ComputeRegistry &r, const std::string &op, UnaryBody f, bool floa
 
 Expr float_const(const Expr &like, double v) { return Halide::cast(like.type(), Expr(v)); }
 
-/// erf through the C library: no Halide intrinsic, and a polynomial misses ONNX's 1e-7 atol.
-Expr erf_expr(Expr x) {
+/// erf through the C library (libdevice's on a GPU): no Halide intrinsic, and a
+/// polynomial misses ONNX's 1e-7 atol.
+Expr erf_expr(Expr x, bool gpu) {
   const bool is_double = x.type().bits() == 64;
-  return Halide::Internal::Call::make(x.type(), is_double ? "erf" : "erff", {x},
-                                      Halide::Internal::Call::PureExtern);
+  const std::string name = std::string(gpu ? "__nv_" : "") + (is_double ? "erf" : "erff");
+  return Halide::Internal::Call::make(x.type(), name, {x}, Halide::Internal::Call::PureExtern);
 }
 
 /// Integer division truncating toward zero (Halide's own is Euclidean).
@@ -130,7 +131,7 @@ void register_elementwise_compute(ComputeRegistry &r) {
   });
   add_unary(r, "HardSwish", [](Expr x, auto &) { return x * Halide::clamp(x / 6 + float_const(x, 0.5), 0, 1); });
   add_unary(r, "Tanh", [](Expr x, auto &) { return Halide::tanh(x); });
-  add_unary(r, "Erf", [](Expr x, auto &) { return erf_expr(x); });
+  add_unary(r, "Erf", [](Expr x, const ComputeContext &ctx) { return erf_expr(x, ctx.gpu); });
   add_unary(r, "Exp", [](Expr x, auto &) { return Halide::exp(x); });
   add_unary(r, "Log", [](Expr x, auto &) { return Halide::log(x); });
   add_unary(r, "Sqrt", [](Expr x, auto &) { return Halide::sqrt(x); });

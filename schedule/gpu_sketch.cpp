@@ -22,18 +22,6 @@ int64_t get(const SketchChoices &choices, const std::string &name, int64_t fallb
   return it == choices.end() ? fallback : it->second;
 }
 
-std::vector<int64_t> powers_of_two_upto(int64_t limit) {
-  std::vector<int64_t> v;
-  for (int64_t p = 1; p <= limit; p *= 2) v.push_back(p);
-  return v;
-}
-
-int64_t floor_power_of_two(int64_t n) {
-  int64_t p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
-
 int64_t product(const std::vector<int64_t> &v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
@@ -101,7 +89,10 @@ Sketch make_sketch(const ComputeDesc &compute, const std::vector<std::pair<std::
     switch (plan.rule) {
       case FuncRule::GpuTiledOutput:
         for (const AxisDesc &a : f.pure_axes) {
-          add(f.name + ".thread." + a.name, ParamKind::ThreadTile, powers_of_two_upto(std::min(a.extent, max_threads)));
+          std::vector<int64_t> thread_tiles;  // tiles divide their axes (see the builder)
+          for (int64_t d : divisors(a.extent))
+            if (d <= max_threads) thread_tiles.push_back(d);
+          add(f.name + ".thread." + a.name, ParamKind::ThreadTile, thread_tiles);
           std::vector<int64_t> regs;
           for (int64_t r : {1, 2, 3, 4, 6, 8})
             if (r <= a.extent) regs.push_back(r);
@@ -174,19 +165,24 @@ class GpuChooser {
       int64_t accumulators = 1;
       for (size_t a = 0; a < n; ++a) {
         const int64_t extent = out.pure_axes[a].extent;
-        const int64_t most = std::min(left, floor_power_of_two(extent));
-        int64_t t;
-        if (rng_) {
-          std::vector<int64_t> options = powers_of_two_upto(most);
-          t = a + 1 == n ? most : draw(options, most);
-        } else {
-          t = a == 0 ? std::min<int64_t>(most, 32) : most;
+        int64_t t = 1;
+        if (std::count_if(threads.begin(), threads.begin() + a, [](int64_t x) { return x > 1; }) < 3) {
+          // Tiles divide their axes (see the builder): thread counts are the divisors
+          // within the budget; the default takes the largest up to 32 on the innermost
+          // axis (neighbouring threads, neighbouring elements) and fills the rest outward.
+          std::vector<int64_t> options;
+          for (int64_t d : divisors(extent))
+            if (d <= left) options.push_back(d);
+          int64_t fallback = 1;
+          for (int64_t d : options)
+            if (a > 0 || d <= 32) fallback = d;
+          t = draw(options, fallback);
         }
         threads[a] = t;
         left /= t;
         std::vector<int64_t> fits;
         for (int64_t r : values(out.name + ".register." + out.pure_axes[a].name))
-          if (r * t <= extent && accumulators * r <= target_.accumulator_budget()) fits.push_back(r);
+          if (extent % (r * t) == 0 && accumulators * r <= target_.accumulator_budget()) fits.push_back(r);
         int64_t fallback = 1;
         const int64_t wanted = a == 0 ? 4 : a == 1 ? 2 : 1;
         for (int64_t r : fits)
@@ -195,13 +191,23 @@ class GpuChooser {
         accumulators *= regs[a];
       }
       const int64_t block_threads = product(threads);
-      if (block_threads <= target_.max_threads_for(static_cast<int>(accumulators))) break;
+      const int64_t threaded_axes = std::count_if(threads.begin(), threads.end(), [](int64_t t) { return t > 1; });
+      if (block_threads <= target_.max_threads_for(static_cast<int>(accumulators)) && threaded_axes <= 3 &&
+          block_threads >= std::min<int64_t>(target_.warp_size, most_threads(out)))
+        break;
       if (!rng_) break;
     }
     for (size_t a = 0; a < n; ++a) {
       choices_[out.name + ".thread." + out.pure_axes[a].name] = threads[a];
       choices_[out.name + ".register." + out.pure_axes[a].name] = regs[a];
     }
+  }
+
+  /// Threads a block of `out` could have at most (a warp is not always possible).
+  static int64_t most_threads(const FuncDesc &out) {
+    int64_t n = 1;
+    for (const AxisDesc &a : out.pure_axes) n *= a.extent;
+    return n;
   }
 
   void anchor(const FuncDesc &f) {
@@ -292,6 +298,12 @@ class GpuScheduleWriter {
       if (tiles[a] > axis.extent)
         reject(out.name + ".thread/register." + axis.name + ": a block tile of " + std::to_string(tiles[a]) +
                " exceeds the axis' " + std::to_string(axis.extent));
+      // Halide 14 often cannot bound a per-thread register tile below a ragged block tile
+      // (measured: "unable to infer constant upper bound on extent of realization"), so
+      // tiles divide their axes, as Ansor's GPU tilings do.
+      if (axis.extent % tiles[a] != 0)
+        reject(out.name + ": the block tile " + std::to_string(tiles[a]) + " of axis " + axis.name +
+               " must divide its extent " + std::to_string(axis.extent));
       if (tiles[a] < axis.extent || axis.extent == 1 || tiles[a] == 1) any_block = true;
       accumulators *= regs[a];
     }
@@ -336,14 +348,20 @@ class GpuScheduleWriter {
       if (inner != axis.name) current.push_back(block_loops.back());
     }
     if (thread_loops.empty()) reject(out.name + ": a block needs at least one thread loop");
+    // Thread loops are bound one per GPU dimension, not fused: Halide 14 cannot bound a
+    // register tile computed inside a fused thread loop once the blocks vary (measured:
+    // "unable to infer constant upper bound on extent of realization").
+    if (thread_loops.size() > 3)
+      reject(out.name + ": " + std::to_string(thread_loops.size()) + " axes have threads; a GPU block has 3 dimensions");
     std::vector<std::string> order = register_loops;
     order.insert(order.end(), thread_loops.begin(), thread_loops.end());
     order.insert(order.end(), block_loops.begin(), block_loops.end());
     if (order != current) step(ReorderStep{stage, order});
-    const std::string thread_loop = fuse_all(stage, thread_loops, names, "threads");
     const std::string block_loop = fuse_all(stage, block_loops, names, "blocks");
     step(BindStep{stage, block_loop, GpuAxis::Block, 0});
-    step(BindStep{stage, thread_loop, GpuAxis::Thread, 0});
+    for (size_t i = 0; i < thread_loops.size(); ++i)
+      step(BindStep{stage, thread_loops[i], GpuAxis::Thread, static_cast<int>(i)});
+    const std::string thread_loop = thread_loops.front();
     for (const std::string &r : register_loops) step(UnrollStep{stage, r, std::nullopt});
 
     // The anchor: one register tile per thread.

@@ -53,7 +53,7 @@ struct GroupFuncs {
 };
 
 Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, const GroupSignature &sig, bool plain,
-                                     const std::string &where, bool unscheduled = false) {
+                                     const std::string &where, bool unscheduled = false, bool gpu = false) {
   GroupFuncs result;
   std::map<int, TensorFunc> &funcs = result.by_tensor;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
@@ -83,6 +83,7 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
     ComputeContext ctx{node, g.opset, {}, {}, {}};
     ctx.plain = plain;
     ctx.unscheduled = unscheduled;
+    ctx.gpu = gpu;
     ctx.exposed_stages = &result.exposed;
     for (int t : g.node_inputs[n]) {
       if (t == kNoTensor) {
@@ -178,6 +179,8 @@ Result<Schedule> to_build_names(const Schedule &schedule, const std::map<std::st
   while (std::getline(in, line)) {
     std::istringstream words(line);
     std::string word, rewritten;
+    // The first word is the step's keyword, never a name ("split" is also an op's Func).
+    if (words >> word) rewritten = word;
     while (words >> word) {
       // A stage reference is "func" or "func.uK".
       const size_t dot = word.find(".u");
@@ -349,7 +352,7 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
   if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
   const bool gpu_schedule = device != PipelineDevice::Host;
   try {
-    auto funcs = build_group_funcs(g, group, sig, true, where, gpu_schedule);
+    auto funcs = build_group_funcs(g, group, sig, true, where, gpu_schedule, device == PipelineDevice::Gpu);
     if (!funcs.ok()) return funcs.error();
     std::map<std::string, Halide::Func> by_name;
     std::map<std::string, std::string> actual;  // canonical -> this build's name

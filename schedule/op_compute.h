@@ -41,6 +41,9 @@ struct ComputeContext {
   /// With plain: for Halide's autoschedulers, which refuse a pipeline with any scheduling
   /// directive. Rules that materialize an internal stage leave its placement to them.
   bool unscheduled = false;
+  /// The kernels run on a CUDA GPU: calls into the C math library name libdevice's
+  /// functions instead (__nv_erff for erff), which Halide's PTX backend links.
+  bool gpu = false;
   std::vector<TensorFunc> *exposed_stages = nullptr;
 
   const Attributes &attrs() const { return node.attributes; }

@@ -1,0 +1,91 @@
+// Every task of the exported models, scheduled for a CUDA GPU: its PTX is generated (and
+// assembled by ptxas for Hopper where CUDA is installed) and, since no GPU need be present,
+// the GPU schedules' loops run on the host and must match the CPU's results.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <random>
+
+#include "codegen/ptx_compile.h"
+#include "graph/fuse.h"
+#include "graph/onnx_import.h"
+#include "runtime/optimize_graph.h"
+#include "schedule/gpu_sketch.h"
+#include "tuner/task_instance.h"
+
+using namespace tessel;
+
+namespace {
+
+/// The default GPU schedule and `samples` sampled ones of every task of a model.
+void check_model_on_gpu(const std::string &model, int samples) {
+  const std::string path = std::string(TESSEL_MODELS_DIR) + "/" + model + ".onnx";
+  auto target = parse_target("cuda -arch=sm_90");
+  REQUIRE(target.ok());
+  auto graph = load_model(path);
+  INFO(path << ": " << (graph.ok() ? std::string() : graph.error().message));
+  REQUIRE(graph.ok());
+  auto optimized = optimize_graph(std::move(graph.value()), {}, target.value());
+  REQUIRE(optimized.ok());
+  auto shared = std::make_shared<const Graph>(std::move(optimized.value()));
+  const std::vector<Task> tasks = extract_tasks(*shared, partition_graph(*shared));
+  REQUIRE_FALSE(tasks.empty());
+  const GpuTargetDesc gpu = gpu_target_desc(target.value());
+  const std::optional<std::string> ptxas = find_ptxas();
+  if (!ptxas) WARN("ptxas not found: PTX is generated but not assembled");
+  std::mt19937_64 rng(5);
+  int kernels = 0;
+  for (const Task &t : tasks) {
+    const std::string ops = group_ops_text(*shared, t.group);
+    INFO("task " << t.workload_key << " (" << ops << ")");
+    auto task = make_task_instance(shared, t.group);
+    INFO((task.ok() ? std::string() : task.error().message));
+    REQUIRE(task.ok());
+    const std::vector<Tensor> inputs = task_inputs(task.value(), 1);
+    auto reference = compile_task(task.value(), nullptr);
+    REQUIRE(reference.ok());
+    auto want = run_task(reference.value(), task.value(), inputs);
+    REQUIRE(want.ok());
+
+    std::vector<Schedule> schedules{default_gpu_schedule(task->compute, gpu)};
+    for (const Schedule &s : sample_gpu_schedules(task->compute, gpu, samples, rng)) schedules.push_back(s);
+    for (const Schedule &schedule : schedules) {
+      INFO(to_text(schedule));
+      auto ptx = compile_task_to_ptx(task.value(), &schedule, target.value());
+      INFO((ptx.ok() ? std::string() : ptx.error().message));
+      REQUIRE(ptx.ok());
+      const std::vector<std::string> names = ptx_kernel_names(ptx.value());
+      REQUIRE_FALSE(names.empty());
+      kernels += static_cast<int>(names.size());
+      if (ptxas) {
+        auto report = assemble_ptx(*ptxas, ptx.value(), gpu.arch());
+        INFO((report.ok() ? std::string() : report.error().message));
+        REQUIRE(report.ok());
+        for (const PtxasKernelReport &k : report->kernels) {
+          INFO(k.name);
+          CHECK(k.registers <= gpu.max_registers_per_thread);
+          CHECK(k.shared_bytes <= gpu.shared_bytes_per_block);
+        }
+      }
+      auto host = compile_gpu_schedule_on_host(task.value(), schedule);
+      INFO((host.ok() ? std::string() : host.error().message));
+      REQUIRE(host.ok());
+      auto got = run_task(host.value(), task.value(), inputs);
+      REQUIRE(got.ok());
+      CHECK(max_relative_difference(got.value(), want.value()) < 1e-4);
+    }
+  }
+  std::printf("%s: %zu tasks, %zu schedules each, %d GPU kernels in PTX%s; all match the CPU\n", model.c_str(),
+              tasks.size(), static_cast<size_t>(samples) + 1, kernels, ptxas ? ", assembled by ptxas for sm_90" : "");
+}
+
+}  // namespace
+
+TEST_CASE("every ResNet-18 task compiles to PTX and its GPU schedules compute the CPU's results", "[gpu_codegen]") {
+  check_model_on_gpu("resnet18", 2);
+}
+
+TEST_CASE("the transformer encoder's and MobileNet-V2's tasks compile to PTX", "[gpu_codegen]") {
+  check_model_on_gpu("transformer_encoder", 1);
+  check_model_on_gpu("mobilenet_v2", 1);
+}

@@ -548,6 +548,16 @@ Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedu
                                         const GpuTargetDesc &target) {
   Result<ScheduleTree> tree = validate_exact_cover(compute, schedule);
   if (!tree) return tree;
+  // Splits of pure loops divide them (a mutation may have changed a factor): Halide 14
+  // cannot bound per-thread register tiles under ragged tiles.
+  const std::vector<std::optional<int64_t>> extents = split_extents(compute, schedule, tree.value());
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const auto *split = std::get_if<SplitStep>(&schedule.steps[i]);
+    if (!split || split->tail != TailStrategy::ShiftInwards || !extents[i]) continue;
+    if (*extents[i] % split->factor != 0)
+      return make_error("line " + std::to_string(step_line_number(i)) + ": a tile of " + std::to_string(split->factor) +
+                        " does not divide the loop's " + std::to_string(*extents[i]));
+  }
   // Every output must run on the GPU: its pure definition has a block loop.
   for (const FuncDesc &f : compute.funcs) {
     if (!f.is_output || f.pure_axes.empty()) continue;

@@ -95,6 +95,7 @@ struct CompileCommandOptions {
   std::string db_path;   // tuning database; with neither this nor log_path, ./tessel.db if present
   std::string log_path;  // tuning log (JSON lines)
   std::string output_path = "model.tsl";
+  std::string ptx_dir;  // --target cuda: write every task's PTX here instead of an artifact
   bool json = false;
 };
 int compile_command(const CompileCommandOptions &options);

@@ -10,6 +10,9 @@
 
 namespace tessel {
 
+int write_ptx_command(const Graph &graph, const Target &target, const DeployScheduleLookup &lookup,
+                      const std::string &directory);
+
 int compile_command(const CompileCommandOptions &options) {
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
@@ -27,8 +30,16 @@ int compile_command(const CompileCommandOptions &options) {
   } else {
     std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
   }
+  if (target->kind == Target::Kind::Cuda && options.ptx_dir.empty())
+    return fail("CUDA artifacts (weights and arena on the device) are not built yet; --ptx DIR writes every task's "
+                "PTX for " + target->to_string());
+  if (target->kind != Target::Kind::Cuda && !options.ptx_dir.empty()) return fail("--ptx needs --target cuda");
   auto graph = load_optimized_model(options.model_path, options.optimize);
   if (!graph.ok()) return fail(graph.error().message);
+  if (!options.ptx_dir.empty())
+    return write_ptx_command(graph.value(), target.value(),
+                             source ? deployed_schedule_lookup(source, target->to_string()) : DeployScheduleLookup{},
+                             options.ptx_dir);
 
   ArtifactCompileOptions compile;
   compile.target = target.value();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "codegen/cuda_device.h"
 #include "tools/commands.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/tune_model.h"
@@ -16,8 +17,18 @@ int tune_command(const TuneCommandOptions &options) {
   if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
-  if (target->kind != Target::Kind::Host)
-    return fail("tuning for --target cuda needs the CUDA measurement path, which this build does not have yet");
+  if (target->kind == Target::Kind::Cuda) {
+    // Tuning measures on this machine's GPU; records are keyed by its architecture.
+    auto device = query_cuda_device();
+    if (!device.ok())
+      return fail("tuning for --target cuda measures on a CUDA GPU, and none is usable here: " + device.error().message);
+    const std::string arch = "sm_" + std::to_string(device->capability());
+    if (!target->mcpu.empty() && target->mcpu != arch)
+      return fail("--target names " + target->mcpu + " but this machine's GPU is " + device->describe() +
+                  "; tuning measures on it");
+    target->mcpu = arch;
+    std::fprintf(stderr, "GPU: %s\n", device->describe().c_str());
+  }
   if (options.trials < 1) return fail("--trials must be at least 1");
   if (options.model_path.empty() == options.op.empty())
     return fail("tune takes a model, or --op with --shape for one kernel (not both)");

@@ -52,7 +52,7 @@ size_t rank_biased_pick(size_t n, std::mt19937_64 &rng) {
 
 }  // namespace
 
-std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const CpuTargetDesc &target,
+std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const ScheduleSpace &space,
                                           const CostModel &model, const std::vector<Schedule> &seeds,
                                           const std::set<std::string> &measured, int batch,
                                           const SearchOptions &options, std::mt19937_64 &rng) {
@@ -61,7 +61,7 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const CpuT
     const std::string hash = schedule_hash(s);
     auto it = seen.find(hash);
     if (it != seen.end()) return &it->second;
-    std::vector<float> features = candidate_features(compute, s, target.threads);
+    std::vector<float> features = candidate_features(compute, s, space.parallelism());
     if (features.empty()) return nullptr;
     return &seen.emplace(hash, Candidate{s, std::move(features), 0}).first->second;
   };
@@ -70,7 +70,7 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const CpuT
   for (const Schedule &s : seeds)
     if (Candidate *c = consider(s)) population.push_back(*c);
   const int fresh = std::max(0, options.population - static_cast<int>(population.size()));
-  for (const Schedule &s : sample_schedules(compute, target, fresh, rng))
+  for (const Schedule &s : space.sample(compute, fresh, rng))
     if (Candidate *c = consider(s)) population.push_back(*c);
   score(model, population);
 
@@ -85,8 +85,9 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const CpuT
       if (u(rng) < options.crossover_fraction) {
         const Candidate &other = population[rank_biased_pick(population.size(), rng)];
         child = crossover(compute, parent.schedule, other.schedule, rng);
+        if (child && space.gpu() && !space.admits(compute, *child).ok()) child.reset();
       } else {
-        auto mutated = mutate_schedule(compute, parent.schedule, target, rng);
+        auto mutated = space.mutate(compute, parent.schedule, rng);
         if (mutated.ok()) child = mutated.value();
       }
       if (!child) continue;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "schedule/compute_desc.h"
-#include "schedule/cpu_target.h"
+#include "schedule/schedule_space.h"
 #include "schedule/schedule_ir.h"
 #include "tuner/cost_model.h"
 
@@ -34,7 +34,7 @@ std::vector<float> candidate_features(const ComputeDesc &compute, const Schedule
 /// `batch` new candidates for `compute`. `seeds` are the best measured schedules (they
 /// breed but are never proposed again); `measured` holds schedule_hash of everything
 /// measured for this task and target.
-std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const CpuTargetDesc &target,
+std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const ScheduleSpace &space,
                                           const CostModel &model, const std::vector<Schedule> &seeds,
                                           const std::set<std::string> &measured, int batch,
                                           const SearchOptions &options, std::mt19937_64 &rng);

@@ -162,13 +162,23 @@ Result<MeasureResult> Measurer::prepare_reference() {
   if (ec) return make_error("cannot create " + scratch_dir_ + ": " + ec.message());
   // The reference is measured like any candidate (schedule: the built-in one); the worker
   // also writes the outputs for the others to compare with.
+  // On a GPU the reference outputs come from the CPU's built-in schedule, and the
+  // baseline is the GPU's default schedule, checked against them like any candidate.
+  const bool gpu = target_.kind == Target::Kind::Cuda;
   baseline_ = run_workers({nullptr}, true).front();
   if (baseline_.status != MeasureStatus::Ok)
-    return make_error(std::string("the built-in schedule failed (") + to_text(baseline_.status) + "): " + baseline_.error);
+    return make_error(std::string(gpu ? "the CPU reference failed (" : "the built-in schedule failed (") +
+                      to_text(baseline_.status) + "): " + baseline_.error);
   for (size_t i = 0; i < task_.signature.outputs.size(); ++i) {
     auto t = read_npy(scratch_dir_ + "/reference_" + std::to_string(i) + ".npy");
     if (!t.ok()) return t.error();
     reference_.push_back(t.value());
+  }
+  if (gpu) {
+    baseline_ = run_workers({nullptr}, false).front();
+    if (baseline_.status != MeasureStatus::Ok)
+      return make_error(std::string("the default GPU schedule failed (") + to_text(baseline_.status) +
+                        "): " + baseline_.error);
   }
   have_reference_ = true;
   return baseline_;
@@ -213,7 +223,8 @@ std::vector<MeasureResult> Measurer::run_workers(const std::vector<const Schedul
         const Schedule *schedule = schedules[i];
         MeasureResult r;
         const auto start = Clock::now();
-        auto kernel = compile_task(task_, schedule, target_);
+        // The reference of a GPU task is computed on the host.
+        auto kernel = compile_task(task_, schedule, reference_run ? Target{} : target_);
         r.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
         if (!kernel.ok()) {
           r.status = MeasureStatus::CompileError;

@@ -73,7 +73,8 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
   };
   const std::string target_text = target.to_string();
   const std::string machine = machine_description();
-  const CpuTargetDesc cpu = cpu_target_desc(target);
+  const ScheduleSpace space = target.kind == Target::Kind::Cuda ? ScheduleSpace::for_gpu(gpu_target_desc(target))
+                                                               : ScheduleSpace::for_cpu(cpu_target_desc(target));
   auto shared = std::make_shared<const Graph>(graph);
   const std::vector<Task> tasks = extract_tasks(*shared, partition_graph(*shared));
 
@@ -156,14 +157,14 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
     const int batch = std::min(options.batch, budget);
     const auto search_start = std::chrono::steady_clock::now();
     std::vector<Candidate> candidates =
-        propose_candidates(state.instance->compute, cpu, model, seeds, measured.value(), batch, options.search, rng);
+        propose_candidates(state.instance->compute, space, model, seeds, measured.value(), batch, options.search, rng);
     // The sketch default goes first, so tuning never ends worse than it.
-    const Schedule fallback = default_cpu_schedule(state.instance->compute, cpu);
+    const Schedule fallback = space.default_schedule(state.instance->compute);
     if (!measured->count(schedule_hash(fallback))) {
       bool present = false;
       for (const Candidate &c : candidates) present |= c.schedule == fallback;
       if (!present) {
-        candidates.insert(candidates.begin(), Candidate{fallback, candidate_features(state.instance->compute, fallback, cpu.threads), 0});
+        candidates.insert(candidates.begin(), Candidate{fallback, candidate_features(state.instance->compute, fallback, space.parallelism()), 0});
         if (static_cast<int>(candidates.size()) > batch) candidates.pop_back();
       }
     }

@@ -162,6 +162,18 @@ else
   echo "ok: rerun after kill -9 added exactly 4 records ($before -> $after)"
 fi
 
+# CUDA without a GPU: PTX for every task, clear errors for what needs a device.
+expect 0 "PTX for cuda -arch=sm_90" -- "$tessel" compile "$model" --target "cuda -arch=sm_90" --ptx "$tmp/ptx"
+ls "$tmp/ptx"/*.ptx >/dev/null 2>&1 || { echo "FAILED: --ptx wrote no .ptx file"; failures=$((failures + 1)); }
+grep -q "\.entry" "$tmp"/ptx/*.ptx || { echo "FAILED: the PTX has no kernel entry"; failures=$((failures + 1)); }
+expect 1 "--ptx DIR" -- "$tessel" compile "$model" --target cuda -o "$tmp/cuda.tsl"
+expect 1 "--ptx needs --target cuda" -- "$tessel" compile "$model" --ptx "$tmp/ptx2"
+expect 1 "bad CUDA architecture 'sm_9x'" -- "$tessel" tune "$model" --target "cuda -arch=sm_9x" --trials 2 --db "$tmp/cuda.db"
+if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
+  expect 1 "measures on a CUDA GPU, and none is usable here" -- "$tessel" tune "$model" --target cuda --trials 2 --db "$tmp/cuda.db"
+  [ ! -e "$tmp/cuda.db" ] || { echo "FAILED: a refused cuda tune created its database"; failures=$((failures + 1)); }
+fi
+
 # Errors are one line.
 lines=$("$tessel" run "$tmp/garbage.onnx" 2>&1 | wc -l)
 [ "$lines" = 1 ] || { echo "FAILED: error took $lines lines"; failures=$((failures + 1)); }

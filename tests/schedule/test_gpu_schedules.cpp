@@ -9,7 +9,11 @@
 #include "codegen/ptx_compile.h"
 #include "schedule/gpu_sketch.h"
 #include "tests/schedule/task_test_util.h"
+#include "schedule/schedule_space.h"
 #include "tuner/benchmark_problems.h"
+#include "tuner/cost_model.h"
+#include "tuner/evolutionary_search.h"
+#include "tuner/measure.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -179,4 +183,59 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
   // A CPU target has no PTX.
   TaskInstance task = benchmark_task("matmul", "16x16x16");
   CHECK_FALSE(compile_task_to_ptx(task, nullptr, Target{}).ok());
+}
+
+TEST_CASE("the GPU search space proposes and mutates only schedules the device can run", "[gpu][search]") {
+  TaskInstance conv = benchmark_task("conv", "1,16,14,14,32,3,3", true);
+  GpuTargetDesc target = gpu_target_for_capability(90);
+  target.max_threads_per_block = 256;
+  const ScheduleSpace space = ScheduleSpace::for_gpu(target);
+  CHECK(space.gpu());
+  CHECK(space.parallelism() == 132);
+  std::mt19937_64 rng(3);
+  CostModel untrained;
+  SearchOptions options;
+  options.population = 48;
+  options.generations = 2;
+  const std::vector<Candidate> picked =
+      propose_candidates(conv.compute, space, untrained, {space.default_schedule(conv.compute)}, {}, 12, options, rng);
+  REQUIRE(picked.size() == 12);
+  for (const Candidate &c : picked) {
+    INFO(to_text(c.schedule));
+    CHECK(space.admits(conv.compute, c.schedule).ok());
+    CHECK_FALSE(c.features.empty());
+  }
+  int mutated = 0;
+  for (const Candidate &c : picked) {
+    auto m = space.mutate(conv.compute, c.schedule, rng);
+    if (!m.ok()) continue;
+    ++mutated;
+    INFO(to_text(m.value()));
+    CHECK(space.admits(conv.compute, m.value()).ok());
+    CHECK(m.value() != c.schedule);
+  }
+  CHECK(mutated >= 6);
+}
+
+TEST_CASE("GPU measurement times candidates on the device against the CPU's outputs", "[gpu][measure]") {
+  auto device = query_cuda_device();
+  if (!device.ok()) {
+    WARN("skipped: no CUDA GPU (" << device.error().message << ")");
+    return;
+  }
+  auto target = parse_target("cuda -arch=sm_" + std::to_string(device->capability()));
+  REQUIRE(target.ok());
+  TaskInstance task = benchmark_task("matmul", "256x256x256", true);
+  Measurer measurer(task, target.value());
+  auto baseline = measurer.prepare_reference();
+  INFO((baseline.ok() ? std::string() : baseline.error().message));
+  REQUIRE(baseline.ok());
+  CHECK(baseline->median_seconds > 0);
+  std::mt19937_64 rng(1);
+  const std::vector<Schedule> schedules = sample_gpu_schedules(task.compute, device->target_desc(), 4, rng);
+  for (const MeasureResult &r : measurer.measure(schedules)) {
+    INFO(to_text(r.status) << ": " << r.error);
+    CHECK(r.status == MeasureStatus::Ok);
+    CHECK(r.median_seconds > 0);
+  }
 }

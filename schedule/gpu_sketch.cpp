@@ -8,6 +8,7 @@
 #include <set>
 
 #include "schedule/exact_cover.h"
+#include "schedule/loop_names.h"
 
 namespace tessel {
 namespace {
@@ -27,25 +28,6 @@ int64_t product(const std::vector<int64_t> &v) {
   for (int64_t x : v) p *= x;
   return p;
 }
-
-/// Fresh loop names for one stage.
-class LoopNames {
- public:
-  explicit LoopNames(const std::vector<AxisDesc> &axes) {
-    for (const AxisDesc &a : axes) used_.insert(a.name);
-  }
-  std::string fresh(const std::string &base) {
-    std::string clean = base;
-    std::replace(clean.begin(), clean.end(), '$', '_');
-    std::string name = clean;
-    for (int n = 2; used_.count(name); ++n) name = clean + std::to_string(n);
-    used_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> used_;
-};
 
 std::vector<AxisDesc> reduction_axes(const FuncDesc &f) {
   std::vector<AxisDesc> r;

@@ -4,32 +4,13 @@
 // remainder in S R S R S, k_o/k_i for a reduction var's outer and inner parts.
 #include "schedule/sketch_schedule.h"
 
+#include "schedule/loop_names.h"
+
 #include <algorithm>
 #include <set>
 
 namespace tessel {
 namespace {
-
-/// Loop names of one stage, so that new names never collide with old ones.
-class StageNames {
- public:
-  explicit StageNames(const std::vector<AxisDesc> &axes) {
-    for (const AxisDesc &a : axes) used_.insert(a.name);
-  }
-  void use(const std::string &name) { used_.insert(name); }
-  /// `base` (with '$' of RDom names made '_') or base2, base3, ...
-  std::string fresh(const std::string &base) {
-    std::string clean = base;
-    std::replace(clean.begin(), clean.end(), '$', '_');
-    std::string name = clean;
-    for (int n = 2; used_.count(name); ++n) name = clean + std::to_string(n);
-    used_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> used_;
-};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -60,7 +41,7 @@ OutputLoops lay_out(const FuncDesc &out, const std::string &anchor, const Sketch
   OutputLoops result;
   TiledOutputLayout &layout = result.layout;
   const StageRef stage{out.name, -1};
-  StageNames names(out.pure_axes);
+  LoopNames names(out.pure_axes);
   const size_t n = out.pure_axes.size();
   std::vector<int64_t> tile(n);
   std::vector<std::string> inner_of(n), outer_of(n);
@@ -219,7 +200,7 @@ class Builder {
     }
 
     const StageRef update{A, 0};
-    StageNames names(anchor.stages[1].axes);
+    LoopNames names(anchor.stages[1].axes);
     std::string vector_loop, vector_count_loop;  // axis 0's vectorized loop and its vector count
     std::vector<std::string> registers, mid_inner, mid_outer, trivial, red_inner, red_outer;
     std::vector<std::pair<std::string, int64_t>> unrolls;
@@ -352,7 +333,7 @@ class Builder {
     }
     const int64_t fused_count = std::clamp<int64_t>(get(out.name + ".parallel", 0), 0, static_cast<int64_t>(n) - 1);
     if (fused_count == 0) return;
-    StageNames names(out.pure_axes);
+    LoopNames names(out.pure_axes);
     std::string fused = out.pure_axes[n - 1].name;
     for (size_t i = n - 1; i-- > n - static_cast<size_t>(fused_count);) {
       const std::string name = names.fresh(out.pure_axes[i].name + "_" + fused);
@@ -374,7 +355,7 @@ class Builder {
       for (const AxisDesc &a : all)
         if (!a.reduction) pure.push_back(a);
       if (pure.empty()) continue;
-      StageNames names(all);
+      LoopNames names(all);
       // Updates round a vector split up: only widths that divide stay inside the region.
       const bool vectorize = width > 1 && (update < 0 ? pure[0].extent >= width : pure[0].extent % width == 0);
       if (vectorize) {
@@ -393,7 +374,7 @@ class Builder {
   void root_rfactor(const FuncDesc &f) {
     const RfactorAxes axes = rfactor_axes(f);
     const StageRef update{f.name, 0};
-    StageNames names(f.stages[1].axes);
+    LoopNames names(f.stages[1].axes);
     for (const AxisDesc &a : f.pure_axes) names.use(a.name);
     // The stage's loops, innermost first, as the splits change them.
     std::vector<std::string> loops;

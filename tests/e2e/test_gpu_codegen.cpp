@@ -65,6 +65,7 @@ void check_model_on_gpu(const std::string &model, int samples) {
           INFO(k.name);
           CHECK(k.registers <= gpu.max_registers_per_thread);
           CHECK(k.shared_bytes <= gpu.shared_bytes_per_block);
+          if (&schedule == &schedules.front()) CHECK(k.spill_store_bytes == 0);  // the default never spills
         }
       }
       auto host = compile_gpu_schedule_on_host(task.value(), schedule);

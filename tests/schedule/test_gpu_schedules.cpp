@@ -239,3 +239,22 @@ TEST_CASE("GPU measurement times candidates on the device against the CPU's outp
     CHECK(r.median_seconds > 0);
   }
 }
+
+TEST_CASE("a CUDA kernel JIT-compiles anywhere; without a GPU, running it is an error, not a crash", "[gpu][jit]") {
+  TaskInstance task = benchmark_task("matmul", "64x64x64", true);
+  auto kernel = compile_task(task, nullptr, kCuda86);
+  INFO((kernel.ok() ? std::string() : kernel.error().message));
+  REQUIRE(kernel.ok());
+  CHECK(kernel->on_gpu());
+  const std::vector<Tensor> inputs = task_inputs(task, 2);
+  auto out = run_task(kernel.value(), task, inputs);
+  if (query_cuda_device().ok()) {
+    INFO((out.ok() ? std::string() : out.error().message));
+    REQUIRE(out.ok());
+    CHECK(max_relative_difference(out.value(), run_cpu_default(task, inputs)) < 1e-4);
+  } else {
+    REQUIRE_FALSE(out.ok());
+    WARN("no GPU: " << out.error().message);
+    CHECK_FALSE(out.error().message.empty());
+  }
+}

@@ -427,7 +427,9 @@ class GpuScheduleWriter {
     const int64_t threads = std::clamp<int64_t>(value(f.name + ".threads", 256), 1, target_.max_threads_per_block);
     const int64_t per_block = std::min(threads, total);
     const std::string blk = names.fresh("blocks"), thr = names.fresh("threads");
-    step(SplitStep{stage, fused, blk, thr, per_block, TailStrategy::ShiftInwards});
+    // The last block's spare threads idle (guarded): an injective stage needs no
+    // constant-size region, unlike a register tile.
+    step(SplitStep{stage, fused, blk, thr, per_block, TailStrategy::Guard});
     step(BindStep{stage, blk, GpuAxis::Block, 0});
     step(BindStep{stage, thr, GpuAxis::Thread, 0});
   }

@@ -288,6 +288,8 @@ void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string
     all.emplace(out.func.name(), out.func.function());
   }
   for (auto &[name, function] : all) {
+    // A scalar output has no loop a schedule could bind: one GPU thread computes it.
+    if (on_gpu && outputs.count(name) && function.args().empty()) Halide::Func(function).gpu_single_thread();
     if (function.updates().empty()) continue;
     Halide::Func f(function);
     const bool is_output = outputs.count(name) > 0;

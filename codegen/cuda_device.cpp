@@ -1,8 +1,13 @@
 #include "codegen/cuda_device.h"
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <sstream>
 
 namespace tessel {
 namespace {
@@ -74,9 +79,11 @@ GpuTargetDesc CudaDeviceInfo::target_desc() const {
   return desc;
 }
 
-Result<CudaDeviceInfo> query_cuda_device(int ordinal) {
-  // The driver is opened once per process and stays loaded (Halide's runtime uses it too).
-  static const Result<Driver> driver = open_driver();
+namespace {
+
+/// The query itself: initializes the driver in the calling process.
+Result<CudaDeviceInfo> query_in_this_process(int ordinal) {
+  const Result<Driver> driver = open_driver();
   if (!driver.ok()) return driver.error();
   const Driver &d = driver.value();
   if (CuResult r = d.init(0); r != kCudaSuccess) return make_error("cuInit failed: " + d.error(r) + "; no usable CUDA device");
@@ -109,6 +116,80 @@ Result<CudaDeviceInfo> query_cuda_device(int ordinal) {
   info.memory_bytes = static_cast<int64_t>(bytes);
   d.driver_version(&info.driver_version);
   return info;
+}
+
+/// One line: "ok ordinal major minor sms threads shared registers memory driver name", or
+/// "error message".
+std::string encode(const Result<CudaDeviceInfo> &r) {
+  if (!r.ok()) return "error " + r.error().message;
+  const CudaDeviceInfo &i = r.value();
+  std::ostringstream out;
+  out << "ok " << i.ordinal << ' ' << i.capability_major << ' ' << i.capability_minor << ' ' << i.multiprocessors << ' '
+      << i.max_threads_per_block << ' ' << i.shared_bytes_per_block << ' ' << i.registers_per_block << ' '
+      << i.memory_bytes << ' ' << i.driver_version << ' ' << i.name;
+  return out.str();
+}
+
+Result<CudaDeviceInfo> decode(const std::string &line) {
+  std::istringstream in(line);
+  std::string status;
+  in >> status;
+  std::string rest;
+  std::getline(in, rest);
+  if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+  if (status != "ok") return make_error(status == "error" ? rest : "the CUDA device query process died");
+  CudaDeviceInfo i;
+  std::istringstream fields(rest);
+  fields >> i.ordinal >> i.capability_major >> i.capability_minor >> i.multiprocessors >> i.max_threads_per_block >>
+      i.shared_bytes_per_block >> i.registers_per_block >> i.memory_bytes >> i.driver_version;
+  std::getline(fields, i.name);
+  if (!i.name.empty() && i.name[0] == ' ') i.name.erase(0, 1);
+  return i;
+}
+
+/// The query in a child process: CUDA does not survive fork() once the driver is
+/// initialized, and the tuner forks its measuring workers after asking for the device.
+Result<CudaDeviceInfo> query_in_child(int ordinal) {
+  int fds[2];
+  if (::pipe(fds) != 0) return make_error("pipe() failed while querying the CUDA device");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return make_error("fork() failed while querying the CUDA device");
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    const std::string line = encode(query_in_this_process(ordinal)) + "\n";
+    for (size_t done = 0; done < line.size();) {
+      const ssize_t n = ::write(fds[1], line.data() + done, line.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string line;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) line.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  return decode(line);
+}
+
+}  // namespace
+
+Result<CudaDeviceInfo> query_cuda_device(int ordinal) {
+  // Asked once per ordinal and process (targets ask on every compile).
+  static std::mutex mutex;
+  static std::map<int, Result<CudaDeviceInfo>> answers;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = answers.find(ordinal);
+  if (it == answers.end()) it = answers.emplace(ordinal, query_in_child(ordinal)).first;
+  return it->second;
 }
 
 }  // namespace tessel

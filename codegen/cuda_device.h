@@ -27,7 +27,9 @@ struct CudaDeviceInfo {
 };
 
 /// The device `ordinal`, or an Error that says why there is none: no driver library, no
-/// device, or the driver's error name and code.
+/// device, or the driver's error name and code. The driver is initialized in a short-lived
+/// child process, never in this one (CUDA does not survive a later fork()), and the
+/// answer is kept for the rest of the process.
 Result<CudaDeviceInfo> query_cuda_device(int ordinal = 0);
 
 }  // namespace tessel

@@ -37,12 +37,6 @@ std::vector<AxisDesc> reduction_axes(const FuncDesc &f) {
   return r;
 }
 
-std::vector<int64_t> reduction_split_candidates(int64_t extent) {
-  std::vector<int64_t> v;
-  for (int64_t d : divisors(extent))
-    if (d <= 64) v.push_back(d);
-  return v;
-}
 
 // ---- sketches ----
 
@@ -71,10 +65,8 @@ Sketch make_sketch(const ComputeDesc &compute, const std::vector<std::pair<std::
     switch (plan.rule) {
       case FuncRule::GpuTiledOutput:
         for (const AxisDesc &a : f.pure_axes) {
-          std::vector<int64_t> thread_tiles;  // tiles divide their axes (see the builder)
-          for (int64_t d : divisors(a.extent))
-            if (d <= max_threads) thread_tiles.push_back(d);
-          add(f.name + ".thread." + a.name, ParamKind::ThreadTile, thread_tiles);
+          // Tiles divide their axes (see the builder).
+          add(f.name + ".thread." + a.name, ParamKind::ThreadTile, divisors_up_to(a.extent, max_threads));
           std::vector<int64_t> regs;
           for (int64_t r : {1, 2, 3, 4, 6, 8})
             if (r <= a.extent) regs.push_back(r);
@@ -83,7 +75,7 @@ Sketch make_sketch(const ComputeDesc &compute, const std::vector<std::pair<std::
         break;
       case FuncRule::GpuRegisterAnchor:
         for (const AxisDesc &r : reduction_axes(f))
-          add(f.name + ".reduce." + r.name, ParamKind::ReductionSplit, reduction_split_candidates(r.extent));
+          add(f.name + ".reduce." + r.name, ParamKind::ReductionSplit, divisors_up_to(r.extent, 64));
         add(f.name + ".unroll_reduce", ParamKind::Unroll, {0, 1});
         break;
       case FuncRule::GpuInjectiveOutput:
@@ -152,9 +144,7 @@ class GpuChooser {
           // Tiles divide their axes (see the builder): thread counts are the divisors
           // within the budget; the default takes the largest up to 32 on the innermost
           // axis (neighbouring threads, neighbouring elements) and fills the rest outward.
-          std::vector<int64_t> options;
-          for (int64_t d : divisors(extent))
-            if (d <= left) options.push_back(d);
+          const std::vector<int64_t> options = divisors_up_to(extent, left);
           int64_t fallback = 1;
           for (int64_t d : options)
             if (a > 0 || d <= 32) fallback = d;

@@ -23,12 +23,6 @@ bool chance(std::mt19937_64 &rng, int percent) { return static_cast<int>(rng() %
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
-  std::vector<int64_t> d;
-  for (int64_t v : divisors(n))
-    if (v <= limit) d.push_back(v);
-  return d;
-}
 
 /// Draws (or, without a generator, picks the default for) each parameter of one sketch.
 class Chooser {

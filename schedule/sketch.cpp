@@ -277,6 +277,13 @@ std::vector<int64_t> divisors(int64_t n) {
   return small;
 }
 
+std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
+  std::vector<int64_t> d;
+  for (int64_t v : divisors(n))
+    if (v <= limit) d.push_back(v);
+  return d;
+}
+
 std::vector<int64_t> vector_width_candidates(int64_t extent, int64_t bytes, const CpuTargetDesc &target) {
   std::vector<int64_t> widths;
   // tessel's replay allows at most 64 lanes.

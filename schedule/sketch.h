@@ -118,5 +118,7 @@ struct RfactorAxes {
 RfactorAxes rfactor_axes(const FuncDesc &func);
 /// Divisors of n, ascending.
 std::vector<int64_t> divisors(int64_t n);
+/// Divisors of n that are <= limit, ascending.
+std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 
 }  // namespace tessel

@@ -161,9 +161,9 @@ Result<MeasureResult> Measurer::prepare_reference() {
   std::filesystem::create_directories(scratch_dir_, ec);
   if (ec) return make_error("cannot create " + scratch_dir_ + ": " + ec.message());
   // The reference is measured like any candidate (schedule: the built-in one); the worker
-  // also writes the outputs for the others to compare with.
-  // On a GPU the reference outputs come from the CPU's built-in schedule, and the
-  // baseline is the GPU's default schedule, checked against them like any candidate.
+  // also writes the outputs for the others to compare with. On a GPU those outputs come
+  // from the CPU's built-in schedule, and the baseline is the GPU's default schedule,
+  // checked against them like any candidate.
   const bool gpu = target_.kind == Target::Kind::Cuda;
   baseline_ = run_workers({nullptr}, true).front();
   if (baseline_.status != MeasureStatus::Ok)

@@ -4,6 +4,7 @@
 #include "graph/eliminate_dead_code.h"
 #include "graph/fold_batch_norm.h"
 #include "graph/fold_bias.h"
+#include "graph/flatten_pointwise_conv.h"
 #include "graph/pack_weights.h"
 #include "graph/shape_inference.h"
 #include "graph/simplify_algebra.h"
@@ -73,7 +74,8 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate) {
 }
 
 std::vector<GraphPass> layout_passes(PassTarget target) {
-  if (target == PassTarget::Cpu) return {{"pack_weights", pack_weights}};
+  if (target == PassTarget::Cpu)
+    return {{"pack_weights", pack_weights}, {"flatten_pointwise_conv", flatten_pointwise_conv}};
   return {};
 }
 

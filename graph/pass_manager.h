@@ -42,8 +42,9 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate);
 /// that pay for one target's kernels may cost on another's.
 enum class PassTarget { Cpu, Gpu };
 
-/// Passes that rewrite constant weights into the layout the target's kernels read best, run
-/// after the default ones: pack_weights for the CPU; none for the GPU yet.
+/// Passes that rewrite weights and activations into the layout the target's kernels read best, run
+/// after the default ones: pack_weights and flatten_pointwise_conv for the CPU; none for the
+/// GPU yet.
 std::vector<GraphPass> layout_passes(PassTarget target);
 
 /// default_passes(evaluate) followed by layout_passes(target): what the tools run.

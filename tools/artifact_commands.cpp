@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/module.h"
@@ -61,12 +62,70 @@ Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptio
   return inputs;
 }
 
+/// One kernel call of a profiled run: its median over all runs (the warm-up included) and
+/// what tuning measured for its task in isolation.
+struct KernelProfileRow {
+  int step = 0;
+  std::string symbol, ops;
+  double median_ms = 0;
+  std::optional<double> record_ms;
+  int64_t flops = 0;
+};
+
+std::vector<KernelProfileRow> kernel_profile(const Module &module) {
+  auto manifest = deploy::parse_manifest(module.manifest_json());
+  std::map<std::string, const deploy::ArtifactTask *> task_of;
+  if (manifest.ok())
+    for (const deploy::ArtifactTask &t : manifest.value().tasks) task_of[t.kernel] = &t;
+  std::vector<KernelProfileRow> rows;
+  for (KernelTimes &k : module.kernel_times()) {
+    KernelProfileRow row;
+    row.step = k.step;
+    row.symbol = k.symbol;
+    if (!k.ms.empty()) {
+      std::sort(k.ms.begin(), k.ms.end());
+      row.median_ms = k.ms[k.ms.size() / 2];
+    }
+    if (auto it = task_of.find(k.symbol); it != task_of.end()) {
+      row.ops = it->second->ops;
+      row.flops = it->second->flops;
+      if (it->second->record_median_seconds) row.record_ms = *it->second->record_median_seconds * 1e3;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+/// The profile, slowest kernel call first, with the share of the run each one takes.
+void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
+  double kernels_ms = 0;
+  for (const KernelProfileRow &r : rows) kernels_ms += r.median_ms;
+  std::printf("kernel calls: %.3f ms of the %.3f ms median run (medians per call; the rest is copies and the run "
+              "loop)\n",
+              kernels_ms, run_ms);
+  std::printf("%-5s %-14s %-24s %10s %7s %9s %11s %9s\n", "step", "kernel", "ops", "median ms", "share", "GFLOP/s",
+              "record ms", "x record");
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const KernelProfileRow &a, const KernelProfileRow &b) { return a.median_ms > b.median_ms; });
+  for (const KernelProfileRow &r : rows) {
+    char record[32] = "-", ratio[32] = "-";
+    if (r.record_ms) {
+      std::snprintf(record, sizeof(record), "%.4f", *r.record_ms);
+      if (*r.record_ms > 0) std::snprintf(ratio, sizeof(ratio), "%.2fx", r.median_ms / *r.record_ms);
+    }
+    std::printf("%-5d %-14s %-24s %10.4f %6.1f%% %9.1f %11s %9s\n", r.step, r.symbol.c_str(), r.ops.substr(0, 24).c_str(),
+                r.median_ms, kernels_ms > 0 ? 100.0 * r.median_ms / kernels_ms : 0.0,
+                r.median_ms > 0 ? r.flops / (r.median_ms * 1e6) : 0.0, record, ratio);
+  }
+}
+
 }  // namespace
 
 int run_artifact_command(const RunOptions &options) {
   if (!options.db_path.empty()) return fail("--db applies when compiling; an artifact already holds its schedules");
   ModuleOptions load_options;
   load_options.threads = options.threads;
+  load_options.profile = options.profile;
   try {
     const auto load_start = std::chrono::steady_clock::now();
     Module module = Module::load(options.model_path, load_options);
@@ -112,6 +171,19 @@ int run_artifact_command(const RunOptions &options) {
       json.key("repeats").value(static_cast<int64_t>(times_ms.size()));
       json.key("kernel_calls").value(static_cast<int64_t>(module.kernel_count()));
       json.key("arena_bytes").value(module.arena_bytes());
+      if (options.profile) {
+        json.key("kernels").begin_array();
+        for (const KernelProfileRow &row : kernel_profile(module)) {
+          json.begin_object();
+          json.key("step").value(static_cast<int64_t>(row.step));
+          json.key("kernel").value(row.symbol);
+          json.key("ops").value(row.ops);
+          json.key("median_ms").value(row.median_ms);
+          if (row.record_ms) json.key("record_ms").value(*row.record_ms);
+          json.end_object();
+        }
+        json.end_array();
+      }
       json.end_object();
       std::printf("%s\n", json.str().c_str());
       return 0;
@@ -125,6 +197,7 @@ int run_artifact_command(const RunOptions &options) {
     if (!times_ms.empty())
       std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", median_ms, times_ms.size(),
                   times_ms.front(), times_ms.back());
+    if (options.profile) print_kernel_profile(kernel_profile(module), median_ms);
   } catch (const ModuleError &e) {
     return fail(e.what());
   }

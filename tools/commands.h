@@ -30,6 +30,8 @@ struct RunOptions {
   bool json = false;
   /// Tuning database whose best records replace built-in schedules; empty: untuned.
   std::string db_path;
+  /// Artifacts: time every kernel call and print where a run's time goes.
+  bool profile = false;
 };
 int run_command(const RunOptions &options);
 

@@ -19,6 +19,9 @@
 namespace tessel {
 
 int run_command(const RunOptions &options) {
+  if (options.profile)
+    return fail("--profile times the kernel calls of a compiled artifact: run `tessel compile` first, then "
+                "`tessel run model.tsl --profile`");
   if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);

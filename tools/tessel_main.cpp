@@ -24,6 +24,8 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--target", run.target, "compilation target (llvm)");
   run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
   run_cmd->add_option("--db", run.db_path, "use the best schedules recorded in this tuning database");
+  run_cmd->add_flag("--profile", run.profile,
+                    "artifacts: time every kernel call; print each one's median against its tuning record");
 
   auto add_optimize_flags = [](CLI::App *cmd, tessel::OptimizeOptions &o) {
     cmd->add_flag("!--no-passes", o.enabled, "run the graph as imported, without the optimizer's passes");

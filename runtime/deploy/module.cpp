@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/cpu_features.h"
 #include "runtime/deploy/execution_plan.h"
+#include "runtime/deploy/spin_pool.h"
 
 #ifndef TESSEL_VERSION
 #error "TESSEL_VERSION must be defined by the build (CMake passes PROJECT_VERSION)"
@@ -166,6 +168,8 @@ struct Module::Impl {
   std::vector<KernelCall> kernels;
   std::vector<CopyCall> copies;
   std::vector<StepRef> steps;
+  bool profile = false;
+  std::vector<std::vector<double>> kernel_ms;  // per kernel call, per run (when profiling)
   std::mutex mutex;  // one run at a time: the arena and the buffers' host pointers are shared
 
   Impl() = default;
@@ -278,12 +282,13 @@ Result<void> Module::Impl::open_library(const std::string &file, const ModuleOpt
   if (!set_error_handler)
     return make_error(file + ": has no halide_set_error_handler (was it linked with Halide's runtime?)");
   set_error_handler(&on_halide_error);
-  if (options.threads > 0) {
-    auto set_threads = reinterpret_cast<int (*)(int)>(::dlsym(handle, "halide_set_num_threads"));
-    if (!set_threads) return make_error(file + ": has no halide_set_num_threads (was it linked with Halide's runtime?)");
-    // Per library: Modules loaded from the same kernels.so share Halide's thread pool.
-    set_threads(options.threads);
-  }
+  // Parallel loops run on the runtime's spinning pool (spin_pool.h), shared by every Module.
+  auto set_do_par_for =
+      reinterpret_cast<halide_do_par_for_t (*)(halide_do_par_for_t)>(::dlsym(handle, "halide_set_custom_do_par_for"));
+  if (!set_do_par_for)
+    return make_error(file + ": has no halide_set_custom_do_par_for (was it linked with Halide's runtime?)");
+  set_do_par_for(&spin_pool_par_for);
+  if (options.threads > 0) spin_pool_set_threads(options.threads);
   return {};
 }
 
@@ -480,7 +485,10 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   if (!arena) return fail("cannot allocate the arena of " + std::to_string(manifest.arena_bytes) + " bytes");
   std::memset(arena, 0, std::max(arena_size, kAlignment));
 
-  return build_steps(plan.value());
+  if (Result<void> r = build_steps(plan.value()); !r.ok()) return r;
+  profile = options.profile;
+  kernel_ms.assign(kernels.size(), {});
+  return {};
 }
 
 // ---- run --------------------------------------------------------------------------------
@@ -505,7 +513,11 @@ void Module::Impl::execute(const void *const *in, void *const *out) {
     for (int b : k.patched) k.buffers[b].host = resolve(k.where[b]);
     for (halide_buffer_t &b : k.buffers) b.flags = 0;
     t_halide_error.clear();
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const int rc = k.entry(k.argv.data());
+    if (profile)
+      kernel_ms[s.index].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (rc != 0) {
       std::string why = t_halide_error;
       if (why.empty()) {
@@ -544,6 +556,15 @@ const std::vector<TensorDesc> &Module::outputs() const { return checked(impl_).o
 int64_t Module::arena_bytes() const { return checked(impl_).manifest.arena_bytes; }
 int Module::kernel_count() const { return static_cast<int>(checked(impl_).kernels.size()); }
 const std::string &Module::manifest_json() const { return checked(impl_).manifest_text; }
+
+std::vector<KernelTimes> Module::kernel_times() const {
+  Impl &m = checked(impl_);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  std::vector<KernelTimes> out;
+  if (!m.profile) return out;
+  for (size_t i = 0; i < m.kernels.size(); ++i) out.push_back({m.kernels[i].symbol, static_cast<int>(i), m.kernel_ms[i]});
+  return out;
+}
 
 std::vector<Tensor> Module::run(const std::vector<Tensor> &inputs) {
   Impl &m = checked(impl_);

@@ -29,8 +29,16 @@ class ModuleError : public std::runtime_error {
 const char *deploy_runtime_version();
 
 struct ModuleOptions {
-  int threads = 0;             // Halide worker threads for the kernels; 0: Halide's default
+  int threads = 0;             // threads of the kernels' parallel loops (spin_pool.h); 0: HL_NUM_THREADS or all cores
   bool verify_hashes = true;   // check every file against the manifest's FNV-1a 64 hashes
+  bool profile = false;        // time every kernel call of every run (see Module::kernel_times)
+};
+
+/// Wall time of one kernel call of the plan over the runs since load (ModuleOptions::profile).
+struct KernelTimes {
+  std::string symbol;       // the kernel's entry (a kernel may be called by several steps)
+  int step = 0;             // its position among the plan's kernel calls
+  std::vector<double> ms;   // one per run, in run order
 };
 
 struct TensorDesc {
@@ -58,6 +66,9 @@ class Module {
   int kernel_count() const;
   /// The manifest's text.
   const std::string &manifest_json() const;
+  /// Per kernel call of the plan, in plan order: its times in every run so far; empty
+  /// unless the module was loaded with ModuleOptions::profile.
+  std::vector<KernelTimes> kernel_times() const;
 
   /// Runs with one tensor per input in order (dtype and shape must match exactly);
   /// returns newly allocated outputs.

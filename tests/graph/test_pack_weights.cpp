@@ -15,6 +15,7 @@
 #include "graph/pass_manager.h"
 #include "runtime/constant_evaluator.h"
 #include "runtime/optimize_graph.h"
+#include "tests/graph/graph_builder.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;
@@ -28,42 +29,6 @@ Tensor random_matrix(Shape shape, std::mt19937 &rng) {
   for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
   return t;
 }
-
-/// Graph built by tensor name; a name's tensor is created on first mention.
-struct Builder {
-  Graph g;
-  Builder() {
-    g.name = "pack_weights_test";
-    g.opset = 17;
-  }
-  int tensor(const std::string &name) {
-    const int t = g.find_tensor(name);
-    return t != kNoTensor ? t : g.add_tensor({name, {}, std::nullopt});
-  }
-  Builder &input(const std::string &name, Shape shape) {
-    const int t = tensor(name);
-    g.tensors[t].type = {DType::Float32, shape};
-    g.inputs.push_back(t);
-    return *this;
-  }
-  Builder &constant(const std::string &name, Tensor value) {
-    const int t = tensor(name);
-    g.tensors[t].type = value.type();
-    g.tensors[t].constant = std::move(value);
-    return *this;
-  }
-  Builder &node(const std::string &op, const std::vector<std::string> &ins, const std::string &out,
-                Attributes attributes = {}) {
-    std::vector<int> in_ids;
-    for (const std::string &n : ins) in_ids.push_back(tensor(n));
-    g.add_node({op, op + "_" + std::to_string(g.nodes.size()), "", std::move(attributes)}, in_ids, {tensor(out)});
-    return *this;
-  }
-  Builder &output(const std::string &name) {
-    g.outputs.push_back(tensor(name));
-    return *this;
-  }
-};
 
 Attributes trans_b(int64_t value) { return make_attributes({{"transB", value}}); }
 
@@ -250,11 +215,11 @@ TEST_CASE("pack_weights folds the weight Transposes too large for fold_constants
   CHECK(max_abs_diff(run_graph(cpu.value(), {x})[0], run_graph(b.g, {x})[0]) < 1e-4);
 }
 
-TEST_CASE("pack_weights runs in the CPU pipeline only, last, and --skip-pass turns it off",
+TEST_CASE("pack_weights runs in the CPU pipeline only, after the target-neutral passes, and --skip-pass turns it off",
           "[passes][pack_weights]") {
   const ConstantEvaluator evaluate = make_constant_evaluator();
   const std::string neutral = pass_order_text(default_passes(evaluate));
-  CHECK(pass_order_text(default_passes(evaluate, PassTarget::Cpu)) == neutral + " -> pack_weights");
+  CHECK(pass_order_text(default_passes(evaluate, PassTarget::Cpu)) == neutral + " -> pack_weights -> flatten_pointwise_conv");
   CHECK(pass_order_text(default_passes(evaluate, PassTarget::Gpu)) == neutral);
   CHECK(layout_passes(PassTarget::Gpu).empty());
 

@@ -22,6 +22,7 @@
 #include "graph/simplify_algebra.h"
 #include "graph/tensor_proto.h"
 #include "runtime/constant_evaluator.h"
+#include "tests/graph/graph_builder.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;
@@ -30,43 +31,6 @@ using namespace tessel::testing;
 namespace {
 
 /// Builds graphs by tensor name; a name's tensor is created on first mention.
-struct Builder {
-  Graph g;
-  explicit Builder(int64_t opset = 17) {
-    g.name = "passes_test";
-    g.opset = opset;
-  }
-  int tensor(const std::string &name) {
-    if (name.empty()) return kNoTensor;
-    int t = g.find_tensor(name);
-    return t != kNoTensor ? t : g.add_tensor({name, {}, std::nullopt});
-  }
-  Builder &input(const std::string &name, TensorType type) {
-    int t = tensor(name);
-    g.tensors[t].type = type;
-    g.inputs.push_back(t);
-    return *this;
-  }
-  Builder &constant(const std::string &name, Tensor value) {
-    int t = tensor(name);
-    g.tensors[t].type = value.type();
-    g.tensors[t].constant = value;
-    return *this;
-  }
-  Builder &node(const std::string &op, const std::vector<std::string> &ins, const std::vector<std::string> &outs,
-                Attributes attributes = {}) {
-    std::vector<int> in_ids, out_ids;
-    for (const auto &n : ins) in_ids.push_back(tensor(n));
-    for (const auto &n : outs) out_ids.push_back(tensor(n));
-    g.add_node(Node{op, op + "_" + std::to_string(g.nodes.size()), "", std::move(attributes)}, in_ids, out_ids);
-    return *this;
-  }
-  Builder &output(const std::string &name) {
-    g.outputs.push_back(tensor(name));
-    return *this;
-  }
-};
-
 Attributes attrs(std::initializer_list<std::pair<std::string, AttributeValue>> list) {
   Attributes a;
   for (const auto &[name, value] : list) a.set(name, value);

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "runtime/deploy/execution_plan.h"
 #include "runtime/deploy/json_value.h"
 #include "runtime/deploy/module.h"
+#include "runtime/deploy/spin_pool.h"
 
 using namespace tessel;
 using namespace tessel::deploy;
@@ -136,10 +138,12 @@ struct buf { uint64_t device; void *iface; uint8_t *host; uint64_t flags; struct
              int32_t dimensions; struct dim *dim; void *padding; };
 typedef void (*handler_t)(void *, const char *);
 static handler_t handler;
-static int threads;
+typedef int (*par_for_t)(void *, int (*)(void *, int, uint8_t *), int, int, uint8_t *);
+static par_for_t par_for;
 handler_t halide_set_error_handler(handler_t h) { handler_t old = handler; handler = h; return old; }
-int halide_set_num_threads(int n) { int old = threads; threads = n; return old; }
-int fake_threads(void) { return threads; }
+par_for_t halide_set_custom_do_par_for(par_for_t f) { par_for_t old = par_for; par_for = f; return old; }
+static int mark(void *uc, int i, uint8_t *closure) { closure[i] = 1; return 0; }
+int fake_parallel_marks(int n, uint8_t *marks) { return par_for(0, mark, 0, n, marks); }
 static int64_t count(const struct buf *b) {
   int64_t n = 1;
   for (int i = 0; i < b->dimensions; ++i) n *= b->dim[i].extent;
@@ -532,12 +536,15 @@ TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors
   CHECK(module.outputs()[2].name == "info");
   CHECK_THAT(module.manifest_json(), Catch::Contains("tessel-artifact"));
   {
-    // halide_set_num_threads got options.threads.
+    // The library's parallel loops run on the runtime's pool, with options.threads threads.
+    CHECK(deploy::spin_pool_threads() == 3);
     void *h = ::dlopen(fs::canonical(dir / "kernels.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
     REQUIRE(h != nullptr);
-    auto threads = reinterpret_cast<int (*)()>(::dlsym(h, "fake_threads"));
-    REQUIRE(threads != nullptr);
-    CHECK(threads() == 3);
+    auto parallel_marks = reinterpret_cast<int (*)(int, uint8_t *)>(::dlsym(h, "fake_parallel_marks"));
+    REQUIRE(parallel_marks != nullptr);
+    std::vector<uint8_t> marks(100, 0);
+    CHECK(parallel_marks(100, marks.data()) == 0);
+    CHECK(std::count(marks.begin(), marks.end(), 1) == 100);
     ::dlclose(h);
   }
 

@@ -1,0 +1,187 @@
+#include "runtime/deploy/spin_pool.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace tessel::deploy {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+/// How long an idle worker keeps polling for the next loop before it sleeps: longer than the
+/// gap between two kernels of a model, short enough that an idle process soon stops burning
+/// a core.
+constexpr auto kSpinTime = std::chrono::microseconds(300);
+
+thread_local bool t_inside_task = false;
+
+/// One loop at a time. Iterations are claimed through `claim` = generation << 32 | next
+/// index, so a worker still holding an old generation can never claim from a newer loop, and
+/// the loop's fields are only rewritten after every claimed iteration reported done.
+class SpinPool {
+ public:
+  ~SpinPool() { stop_workers(); }
+
+  void set_threads(int threads) {
+    std::lock_guard<std::mutex> submit(submit_mutex_);
+    const int workers = std::max(threads, 1) - 1;
+    if (workers == static_cast<int>(workers_.size())) return;
+    stop_workers();
+    stop_.store(false);
+    for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
+  }
+
+  int threads() {
+    std::lock_guard<std::mutex> submit(submit_mutex_);
+    return static_cast<int>(workers_.size()) + 1;
+  }
+
+  int par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure) {
+    if (extent <= 0) return 0;
+    std::unique_lock<std::mutex> submit(submit_mutex_, std::try_to_lock);
+    if (t_inside_task || !submit.owns_lock() || workers_.empty() || extent == 1) {
+      int error = 0;
+      for (int i = 0; i < extent; ++i) {
+        const int r = task(user_context, min + i, closure);
+        if (r != 0 && error == 0) error = r;
+      }
+      return error;
+    }
+    // First the new generation with no claimable index, so that a worker still looking at the
+    // last loop's exhausted claim cannot win it once extent_ grows; then the loop; then index 0.
+    const uint64_t generation = (claim_.load() >> 32) + 1;
+    claim_.store(generation << 32 | kNoIndex);
+    task_ = task;
+    user_context_ = user_context;
+    closure_ = closure;
+    min_ = min;
+    extent_.store(static_cast<uint32_t>(extent));
+    done_.store(0);
+    error_.store(0);
+    claim_.store(generation << 32);
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      wake_.notify_all();
+    }
+    run_claimed(generation);
+    while (done_.load(std::memory_order_acquire) < static_cast<uint32_t>(extent)) cpu_relax();
+    return error_.load();
+  }
+
+ private:
+  /// Claims and runs iterations of `generation` until none is left.
+  void run_claimed(uint64_t generation) {
+    for (;;) {
+      uint64_t c = claim_.load(std::memory_order_acquire);
+      if ((c >> 32) != generation) return;
+      const uint32_t index = static_cast<uint32_t>(c & kNoIndex);
+      if (index == kNoIndex) {  // the loop is being published
+        cpu_relax();
+        continue;
+      }
+      if (index >= extent_.load()) return;
+      if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
+      t_inside_task = true;
+      const int r = task_(user_context_, min_ + static_cast<int>(index), closure_);
+      t_inside_task = false;
+      if (r != 0) {
+        int expected = 0;
+        error_.compare_exchange_strong(expected, r);
+      }
+      done_.fetch_add(1, std::memory_order_release);
+    }
+  }
+
+  void work() {
+    uint64_t seen = claim_.load() >> 32;
+    while (!stop_.load()) {
+      auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
+      uint64_t generation;
+      int polls = 0;
+      while ((generation = claim_.load(std::memory_order_acquire) >> 32) == seen && !stop_.load()) {
+        cpu_relax();
+        if (++polls % 256 == 0 && std::chrono::steady_clock::now() > spin_until) {
+          std::unique_lock<std::mutex> lock(sleep_mutex_);
+          sleepers_.fetch_add(1);
+          wake_.wait(lock, [&] { return stop_.load() || (claim_.load() >> 32) != seen; });
+          sleepers_.fetch_sub(1);
+          spin_until = std::chrono::steady_clock::now() + kSpinTime;
+        }
+      }
+      seen = generation;
+      run_claimed(generation);
+    }
+  }
+
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      stop_.store(true);
+    }
+    wake_.notify_all();
+    for (std::thread &t : workers_) t.join();
+    workers_.clear();
+  }
+
+  std::mutex submit_mutex_;  // held by the thread whose loop runs on the workers
+  std::atomic<uint64_t> claim_{0};
+  static constexpr uint64_t kNoIndex = 0xffffffffu;
+  std::atomic<uint32_t> extent_{0}, done_{0};
+  std::atomic<int> error_{0};
+  // Written by the submitter while no iteration is claimable, read after a successful claim.
+  HalideTask task_ = nullptr;
+  void *user_context_ = nullptr;
+  uint8_t *closure_ = nullptr;
+  int min_ = 0;
+
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> workers_;
+};
+
+/// Threads when nobody set them: HL_NUM_THREADS as Halide reads it, else every core.
+int default_threads() {
+  if (const char *env = std::getenv("HL_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+SpinPool &pool() {
+  // Never destroyed: kernels may still run from other static destructors at exit.
+  static SpinPool *p = [] {
+    auto *created = new SpinPool;
+    created->set_threads(default_threads());
+    return created;
+  }();
+  return *p;
+}
+
+}  // namespace
+
+void spin_pool_set_threads(int threads) { pool().set_threads(threads); }
+int spin_pool_threads() { return pool().threads(); }
+
+int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure) {
+  return pool().par_for(user_context, task, min, extent, closure);
+}
+
+}  // namespace tessel::deploy

@@ -1,0 +1,25 @@
+#pragma once
+// The deploy runtime's thread pool for Halide's parallel loops (installed in every kernels.so
+// with halide_set_custom_do_par_for). Halide's own pool parks its workers on a futex as soon
+// as a loop has no work left, so each of a model's parallel loops (dozens per run) pays a
+// wake-up; on virtual machines that costs tens of microseconds per loop. These workers spin
+// for a while after each loop before they sleep, so back-to-back kernels find them awake.
+#include <cstdint>
+
+namespace tessel::deploy {
+
+/// Halide's task and do_par_for signatures (HalideRuntime.h), repeated so that this header
+/// needs no Halide include.
+using HalideTask = int (*)(void *user_context, int task_number, uint8_t *closure);
+
+/// Sets the number of threads running a loop, the caller included (>= 1). Waits for a loop in
+/// flight to finish. The pool is process-wide, like Halide's.
+void spin_pool_set_threads(int threads);
+/// Threads the pool runs a loop on, the caller included.
+int spin_pool_threads();
+/// Runs task(min .. min + extent - 1) on the pool; the first non-zero result is returned
+/// (every task still runs). A loop started inside a task, or while another thread's loop
+/// holds the pool, runs serially on the calling thread.
+int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure);
+
+}  // namespace tessel::deploy

@@ -1,0 +1,55 @@
+#pragma once
+// A Graph built by tensor name for the graph passes' tests: a name's tensor is created the
+// first time it is mentioned.
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace tessel::testing {
+
+struct Builder {
+  Graph g;
+  explicit Builder(int64_t opset = 17) {
+    g.name = "pass_test";
+    g.opset = opset;
+  }
+  int tensor(const std::string &name) {
+    if (name.empty()) return kNoTensor;
+    const int t = g.find_tensor(name);
+    return t != kNoTensor ? t : g.add_tensor({name, {}, std::nullopt});
+  }
+  Builder &input(const std::string &name, TensorType type) {
+    const int t = tensor(name);
+    g.tensors[t].type = std::move(type);
+    g.inputs.push_back(t);
+    return *this;
+  }
+  Builder &input(const std::string &name, Shape shape) {
+    return input(name, TensorType{DType::Float32, std::move(shape), true});
+  }
+  Builder &constant(const std::string &name, Tensor value) {
+    const int t = tensor(name);
+    g.tensors[t].type = value.type();
+    g.tensors[t].constant = std::move(value);
+    return *this;
+  }
+  Builder &node(const std::string &op, const std::vector<std::string> &ins, const std::vector<std::string> &outs,
+                Attributes attributes = {}) {
+    std::vector<int> in_ids, out_ids;
+    for (const std::string &n : ins) in_ids.push_back(tensor(n));
+    for (const std::string &n : outs) out_ids.push_back(tensor(n));
+    g.add_node(Node{op, op + "_" + std::to_string(g.nodes.size()), "", std::move(attributes)}, in_ids, out_ids);
+    return *this;
+  }
+  Builder &node(const std::string &op, const std::vector<std::string> &ins, const char *out,
+                Attributes attributes = {}) {
+    return node(op, ins, std::vector<std::string>{out}, std::move(attributes));
+  }
+  Builder &output(const std::string &name) {
+    g.outputs.push_back(tensor(name));
+    return *this;
+  }
+};
+
+}  // namespace tessel::testing

@@ -1,0 +1,147 @@
+// Tests of the flatten_pointwise_conv layout pass: which convolutions run on [N, C, 1, H*W],
+// which elementwise ops follow them flat, that fusion groups stay as they were, and that
+// the rewritten graphs compute the same outputs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "graph/flatten_pointwise_conv.h"
+#include "graph/fuse.h"
+#include "graph/pass_manager.h"
+#include "tests/graph/graph_builder.h"
+#include "tests/ops/op_test_util.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+Tensor random_tensor(Shape shape, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t(DType::Float32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
+  return t;
+}
+
+Graph flattened(const Graph &g) {
+  auto out = run_passes(g, {{"flatten_pointwise_conv", flatten_pointwise_conv}});
+  INFO((out.ok() ? std::string() : out.error().message));
+  REQUIRE(out.ok());
+  return std::move(out.value());
+}
+
+int count_ops(const Graph &g, const std::string &op) {
+  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
+}
+
+/// The shape of the tensor node `op` (the first of that type) writes.
+Shape output_shape_of(const Graph &g, const std::string &op) {
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    if (g.nodes[n].op_type == op) return g.tensors[g.node_outputs[n][0]].type.shape;
+  FAIL("no " << op);
+  return {};
+}
+
+/// Op lists of the fused groups that are kernels, sorted.
+std::vector<std::string> kernel_groups(const Graph &g) {
+  std::vector<std::string> ops;
+  for (const FusedGroup &group : partition_graph(g))
+    if (!runs_on_host(g.nodes[group.anchor].op_type)) ops.push_back(group_ops_text(g, group));
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+void check_same_outputs(const Graph &before, const Graph &after, const std::vector<Tensor> &inputs) {
+  const std::vector<Tensor> a = run_graph(before, inputs), b = run_graph(after, inputs);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].shape() == b[i].shape());
+    CHECK(max_abs_diff(a[i], b[i]) < 1e-4);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("flatten_pointwise_conv runs a 1x1 conv and its epilogue flat, residual included", "[passes][flatten]") {
+  std::mt19937 rng(11);
+  // y = Clip(Conv1x1(x) + r, 0, 6) * s: the Add's full-shape operand is viewed flat, the
+  // scalar bounds and the per-channel scale are read as they are.
+  Builder b;
+  b.input("x", Shape{1, 16, 7, 7})
+      .input("r", Shape{1, 24, 7, 7})
+      .constant("w", random_tensor({24, 16, 1, 1}, rng))
+      .constant("bias", random_tensor({24}, rng))
+      .constant("lo", Tensor::scalar(DType::Float32, 0.0f))
+      .constant("hi", Tensor::scalar(DType::Float32, 6.0f))
+      .constant("s", random_tensor({24, 1, 1}, rng))
+      .node("Conv", {"x", "w", "bias"}, "c", make_attributes({{"kernel_shape", std::vector<int64_t>{1, 1}}}))
+      .node("Add", {"c", "r"}, "a")
+      .node("Clip", {"a", "lo", "hi"}, "k")
+      .node("Mul", {"k", "s"}, "y")
+      .output("y");
+  const Graph out = flattened(b.g);
+  CHECK(output_shape_of(out, "Conv") == Shape{1, 24, 1, 49});
+  CHECK(output_shape_of(out, "Mul") == Shape{1, 24, 1, 49});
+  CHECK(count_ops(out, "Reshape") == 3);  // x and r viewed flat, y viewed back
+  CHECK(out.tensors[out.outputs[0]].type.shape == Shape{1, 24, 7, 7});
+  CHECK(kernel_groups(out) == kernel_groups(b.g));
+  check_same_outputs(b.g, out, {random_tensor({1, 16, 7, 7}, rng), random_tensor({1, 24, 7, 7}, rng)});
+}
+
+TEST_CASE("flatten_pointwise_conv stops the flat chain where an op needs the rows", "[passes][flatten]") {
+  std::mt19937 rng(12);
+  // The Add's operand varies along W: it cannot broadcast against the flat layout, so the
+  // conv is flattened alone and viewed back before the Add.
+  Builder b;
+  b.input("x", Shape{2, 8, 5, 6})
+      .constant("w", random_tensor({4, 8, 1, 1}, rng))
+      .constant("row", random_tensor({6}, rng))
+      .node("Conv", {"x", "w"}, "c")
+      .node("Add", {"c", "row"}, "y")
+      .output("y");
+  const Graph out = flattened(b.g);
+  CHECK(output_shape_of(out, "Conv") == Shape{2, 4, 1, 30});
+  CHECK(output_shape_of(out, "Add") == Shape{2, 4, 5, 6});
+  check_same_outputs(b.g, out, {random_tensor({2, 8, 5, 6}, rng)});
+}
+
+TEST_CASE("flatten_pointwise_conv leaves convolutions that are not pointwise", "[passes][flatten]") {
+  std::mt19937 rng(13);
+  const auto conv_graph = [&](Shape w_shape, Attributes attributes) {
+    Builder b;
+    b.input("x", Shape{1, 8, 6, 6}).constant("w", random_tensor(w_shape, rng));
+    b.node("Conv", {"x", "w"}, "y", std::move(attributes)).output("y");
+    return b.g;
+  };
+  const std::vector<Graph> kept = {
+      conv_graph({8, 8, 3, 3}, make_attributes({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
+      conv_graph({8, 8, 1, 1}, make_attributes({{"strides", std::vector<int64_t>{2, 2}}})),
+      conv_graph({8, 8, 1, 1}, make_attributes({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
+      conv_graph({8, 1, 1, 1}, make_attributes({{"group", int64_t{8}}})),
+  };
+  for (const Graph &g : kept) {
+    const Graph out = flattened(g);
+    CHECK(count_ops(out, "Reshape") == 0);
+  }
+  // A single row is already flat.
+  Builder row;
+  row.input("x", Shape{1, 8, 1, 40}).constant("w", random_tensor({8, 8, 1, 1}, rng));
+  row.node("Conv", {"x", "w"}, "y").output("y");
+  CHECK(count_ops(flattened(row.g), "Reshape") == 0);
+}
+
+TEST_CASE("flatten_pointwise_conv keeps a conv output that is also a graph output", "[passes][flatten]") {
+  std::mt19937 rng(14);
+  Builder b;
+  b.input("x", Shape{1, 4, 3, 3})
+      .constant("w", random_tensor({4, 4, 1, 1}, rng))
+      .node("Conv", {"x", "w"}, "c")
+      .node("Relu", {"c"}, "y")
+      .output("c")
+      .output("y");
+  const Graph out = flattened(b.g);
+  CHECK(out.tensors[out.outputs[0]].type.shape == Shape{1, 4, 3, 3});
+  CHECK(output_shape_of(out, "Relu") == Shape{1, 4, 3, 3});  // c is pinned: the chain stops there
+  check_same_outputs(b.g, out, {random_tensor({1, 4, 3, 3}, rng)});
+}

@@ -1,0 +1,125 @@
+// Tests of the deploy runtime's thread pool for Halide's parallel loops: every iteration runs
+// once, errors come back, nested and concurrent loops run (serially where they must), and the
+// thread count can change between loops.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "runtime/deploy/spin_pool.h"
+
+using namespace tessel::deploy;
+
+namespace {
+
+struct Counts {
+  std::vector<std::atomic<int>> hits;
+  std::atomic<int> nested_loops{0};
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  explicit Counts(int n) : hits(n) {}
+};
+
+int count_task(void *, int index, uint8_t *closure) {
+  auto *c = reinterpret_cast<Counts *>(closure);
+  c->hits[index].fetch_add(1);
+  std::lock_guard<std::mutex> lock(c->mutex);
+  c->threads.insert(std::this_thread::get_id());
+  return 0;
+}
+
+int fail_odd_task(void *, int index, uint8_t *) { return index % 2 ? -index : 0; }
+
+/// Each iteration runs an inner loop of 8 over its own slice of the counts.
+int nesting_task(void *, int index, uint8_t *closure) {
+  auto *c = reinterpret_cast<Counts *>(closure);
+  c->nested_loops.fetch_add(1);
+  struct Slice {
+    Counts *counts;
+    int base;
+  } slice{c, index * 8};
+  return spin_pool_par_for(
+      nullptr,
+      [](void *, int i, uint8_t *s) {
+        auto *sl = reinterpret_cast<Slice *>(s);
+        sl->counts->hits[sl->base + i].fetch_add(1);
+        return 0;
+      },
+      0, 8, reinterpret_cast<uint8_t *>(&slice));
+}
+
+void check_each_once(const Counts &c) {
+  for (size_t i = 0; i < c.hits.size(); ++i) {
+    INFO("index " << i);
+    CHECK(c.hits[i].load() == 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("spin pool runs every iteration of a loop exactly once, from its min", "[deploy][spin_pool]") {
+  spin_pool_set_threads(2);
+  CHECK(spin_pool_threads() == 2);
+  for (int round = 0; round < 200; ++round) {  // back-to-back loops: workers spinning, then claiming
+    const int extent = 1 + round % 37;
+    Counts c(extent + 5);
+    REQUIRE(spin_pool_par_for(nullptr, count_task, 5, extent, reinterpret_cast<uint8_t *>(&c)) == 0);
+    for (int i = 0; i < 5; ++i) CHECK(c.hits[i].load() == 0);
+    for (int i = 5; i < extent + 5; ++i) CHECK(c.hits[i].load() == 1);
+  }
+  Counts none(1);
+  CHECK(spin_pool_par_for(nullptr, count_task, 0, 0, reinterpret_cast<uint8_t *>(&none)) == 0);
+  CHECK(none.hits[0].load() == 0);
+}
+
+TEST_CASE("spin pool returns a failing iteration's error after running them all", "[deploy][spin_pool]") {
+  spin_pool_set_threads(2);
+  const int r = spin_pool_par_for(nullptr, fail_odd_task, 0, 64, nullptr);
+  CHECK(r < 0);
+  CHECK(-r % 2 == 1);
+}
+
+TEST_CASE("spin pool runs nested loops and loops from several threads", "[deploy][spin_pool]") {
+  spin_pool_set_threads(2);
+  Counts nested(16 * 8);
+  CHECK(spin_pool_par_for(nullptr, nesting_task, 0, 16, reinterpret_cast<uint8_t *>(&nested)) == 0);
+  CHECK(nested.nested_loops.load() == 16);
+  check_each_once(nested);
+
+  // Two threads submit at once: one gets the workers, the other runs its loop itself.
+  std::vector<Counts *> counts;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 3; ++t) counts.push_back(new Counts(1000));
+  for (int t = 0; t < 3; ++t)
+    submitters.emplace_back([&counts, t] {
+      for (int round = 0; round < 20; ++round) {
+        for (auto &h : counts[t]->hits) h.store(0);
+        spin_pool_par_for(nullptr, count_task, 0, 1000, reinterpret_cast<uint8_t *>(counts[t]));
+        for (auto &h : counts[t]->hits)
+          if (h.load() != 1) std::abort();  // Catch2 assertions are not thread-safe
+      }
+    });
+  for (std::thread &s : submitters) s.join();
+  for (Counts *c : counts) {
+    check_each_once(*c);
+    delete c;
+  }
+}
+
+TEST_CASE("spin pool changes its thread count between loops", "[deploy][spin_pool]") {
+  for (int threads : {1, 3, 2}) {
+    spin_pool_set_threads(threads);
+    CHECK(spin_pool_threads() == threads);
+    Counts c(500);
+    CHECK(spin_pool_par_for(nullptr, count_task, 0, 500, reinterpret_cast<uint8_t *>(&c)) == 0);
+    check_each_once(c);
+    if (threads == 1) CHECK(c.threads.size() == 1);
+  }
+  spin_pool_set_threads(0);  // below one: the caller alone
+  CHECK(spin_pool_threads() == 1);
+  spin_pool_set_threads(2);
+}

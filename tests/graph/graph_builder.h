@@ -1,10 +1,15 @@
 #pragma once
-// A Graph built by tensor name for the graph passes' tests: a name's tensor is created the
-// first time it is mentioned.
+// Helpers of the graph passes' tests: a Graph built by tensor name (a name's tensor is
+// created the first time it is mentioned), random constants, one pass run on its own.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/pass_manager.h"
 
 namespace tessel::testing {
 
@@ -51,5 +56,25 @@ struct Builder {
     return *this;
   }
 };
+
+/// Uniform values in [-1, 1).
+inline Tensor random_uniform(Shape shape, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t(DType::Float32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
+  return t;
+}
+
+inline int count_ops(const Graph &g, const std::string &op) {
+  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
+}
+
+/// The graph after `pass` alone (types inferred before and after); the pass must succeed.
+inline Graph after_pass(const Graph &g, const GraphPass &pass) {
+  auto out = run_passes(g, {pass});
+  INFO((out.ok() ? std::string() : out.error().message));
+  REQUIRE(out.ok());
+  return std::move(out.value());
+}
 
 }  // namespace tessel::testing

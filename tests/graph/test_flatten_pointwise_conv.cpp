@@ -17,23 +17,9 @@ using namespace tessel::testing;
 
 namespace {
 
-Tensor random_tensor(Shape shape, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::Float32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
-  return t;
-}
+Tensor random_tensor(Shape shape, std::mt19937 &rng) { return random_uniform(std::move(shape), rng); }
 
-Graph flattened(const Graph &g) {
-  auto out = run_passes(g, {{"flatten_pointwise_conv", flatten_pointwise_conv}});
-  INFO((out.ok() ? std::string() : out.error().message));
-  REQUIRE(out.ok());
-  return std::move(out.value());
-}
-
-int count_ops(const Graph &g, const std::string &op) {
-  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
-}
+Graph flattened(const Graph &g) { return after_pass(g, {"flatten_pointwise_conv", flatten_pointwise_conv}); }
 
 /// The shape of the tensor node `op` (the first of that type) writes.
 Shape output_shape_of(const Graph &g, const std::string &op) {

@@ -23,12 +23,7 @@ using namespace tessel::testing;
 
 namespace {
 
-Tensor random_matrix(Shape shape, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::Float32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
-  return t;
-}
+Tensor random_matrix(Shape shape, std::mt19937 &rng) { return random_uniform(std::move(shape), rng); }
 
 Attributes trans_b(int64_t value) { return make_attributes({{"transB", value}}); }
 
@@ -43,16 +38,7 @@ Builder linear(int64_t m, int64_t k, int64_t n, std::mt19937 &rng) {
   return b;
 }
 
-Graph packed(const Graph &g) {
-  auto out = run_passes(g, {{"pack_weights", pack_weights}});
-  INFO((out.ok() ? std::string() : out.error().message));
-  REQUIRE(out.ok());
-  return std::move(out.value());
-}
-
-int count_ops(const Graph &g, const std::string &op) {
-  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
-}
+Graph packed(const Graph &g) { return after_pass(g, {"pack_weights", pack_weights}); }
 
 int64_t trans_b_of(const Graph &g, int node) { return g.nodes[node].attributes.get_int("transB", 0); }
 

@@ -54,9 +54,6 @@ Tensor filled(Shape shape, float value) {
   return t;
 }
 
-int count_ops(const Graph &g, const std::string &op) {
-  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
-}
 
 /// Runs the given passes through the pass manager (types inferred before and after each).
 Graph optimized(Graph g, std::vector<GraphPass> passes) {

@@ -126,6 +126,10 @@ import sys, numpy as np
 got, want = np.load(sys.argv[1]), np.load(sys.argv[2])
 raise SystemExit(0 if np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-4 else 1)
 PY
+# --profile: every kernel call timed against its tuning record; only for artifacts.
+expect 0 "kernel calls: .* ms of the .* ms median run" -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3
+expect 0 '"kernels": \[\{"step"' -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3 --json
+expect 1 "--profile times the kernel calls of a compiled artifact" -- "$tessel" run "$model" --profile
 expect 1 "give --db or --log, not both" -- "$tessel" compile "$model" --db "$tmp/tune.db" --log "$tmp/log.jsonl" -o "$tmp/x.tsl"
 expect 1 "do not exist" -- "$tessel" compile "$model" --log "$tmp/missing.jsonl" -o "$tmp/x.tsl"
 [ ! -e "$tmp/x.tsl" ] || { echo "FAILED: a failed compile left $tmp/x.tsl"; failures=$((failures + 1)); }

@@ -128,7 +128,7 @@ raise SystemExit(0 if np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-4 e
 PY
 # --profile: every kernel call timed against its tuning record; only for artifacts.
 expect 0 "kernel calls: .* ms of the .* ms median run" -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3
-expect 0 '"kernels": \[\{"step"' -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3 --json
+expect 0 '"kernels":\[\{"step"' -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3 --json
 expect 1 "--profile times the kernel calls of a compiled artifact" -- "$tessel" run "$model" --profile
 expect 1 "give --db or --log, not both" -- "$tessel" compile "$model" --db "$tmp/tune.db" --log "$tmp/log.jsonl" -o "$tmp/x.tsl"
 expect 1 "do not exist" -- "$tessel" compile "$model" --log "$tmp/missing.jsonl" -o "$tmp/x.tsl"

@@ -3,7 +3,8 @@
 // with halide_set_custom_do_par_for). Halide's own pool parks its workers on a futex as soon
 // as a loop has no work left, so each of a model's parallel loops (dozens per run) pays a
 // wake-up; on virtual machines that costs tens of microseconds per loop. These workers spin
-// for a while after each loop before they sleep, so back-to-back kernels find them awake.
+// for a while after each loop before they sleep, so back-to-back kernels find them awake, and
+// each thread starts on the same contiguous share of every loop (see spin_pool.cpp).
 #include <cstdint>
 
 namespace tessel::deploy {

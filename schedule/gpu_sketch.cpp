@@ -557,21 +557,9 @@ Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedu
 
 Schedule sample_gpu_schedule(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
                              std::mt19937_64 &rng, SamplerStats *stats) {
-  SamplerStats local;
-  SamplerStats &s = stats ? *stats : local;
-  ++s.schedules;
-  for (int draw = 0; draw < 64; ++draw) {
-    Result<Schedule> schedule =
-        checked_gpu_schedule(compute, sketch, target, sample_gpu_choices(compute, sketch, target, rng));
-    if (schedule) {
-      if (draw == 0) ++s.first_try_valid;
-      return schedule.value();
-    }
-    ++s.rejected_draws;
-    s.last_rejection = schedule.error().message;
-  }
-  ++s.fallbacks;
-  return default_gpu_schedule(compute, target);
+  return first_valid_draw(
+      [&] { return checked_gpu_schedule(compute, sketch, target, sample_gpu_choices(compute, sketch, target, rng)); },
+      [&] { return default_gpu_schedule(compute, target); }, stats);
 }
 
 std::vector<Schedule> sample_gpu_schedules(const ComputeDesc &compute, const GpuTargetDesc &target, int count,

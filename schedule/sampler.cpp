@@ -272,22 +272,29 @@ SketchChoices default_choices(const ComputeDesc &compute, const Sketch &sketch, 
   return Chooser(compute, sketch, target, nullptr).run();
 }
 
-Schedule sample_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
-                         std::mt19937_64 &rng, SamplerStats *stats) {
+Schedule first_valid_draw(const std::function<Result<Schedule>()> &draw, const std::function<Schedule()> &fallback,
+                          SamplerStats *stats) {
   SamplerStats local;
   SamplerStats &s = stats ? *stats : local;
   ++s.schedules;
-  for (int draw = 0; draw < 64; ++draw) {
-    Result<Schedule> schedule = checked_schedule(compute, sketch, target, sample_choices(compute, sketch, target, rng));
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    Result<Schedule> schedule = draw();
     if (schedule) {
-      if (draw == 0) ++s.first_try_valid;
+      if (attempt == 0) ++s.first_try_valid;
       return schedule.value();
     }
     ++s.rejected_draws;
     s.last_rejection = schedule.error().message;
   }
   ++s.fallbacks;
-  return default_cpu_schedule(compute, target);
+  return fallback();
+}
+
+Schedule sample_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
+                         std::mt19937_64 &rng, SamplerStats *stats) {
+  return first_valid_draw(
+      [&] { return checked_schedule(compute, sketch, target, sample_choices(compute, sketch, target, rng)); },
+      [&] { return default_cpu_schedule(compute, target); }, stats);
 }
 
 std::vector<Schedule> sample_schedules(const ComputeDesc &compute, const CpuTargetDesc &target, int count,

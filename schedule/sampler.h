@@ -4,10 +4,12 @@
 // schedules that replay (validate_and_replay) and stay inside every Func's region
 // (exact_cover.h). Also the deterministic default pick the benchmarks compare with.
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "graph/result.h"
 #include "schedule/compute_desc.h"
 #include "schedule/cpu_target.h"
 #include "schedule/schedule_ir.h"
@@ -26,6 +28,11 @@ struct SamplerStats {
 
   double first_try_rate() const { return schedules ? static_cast<double>(first_try_valid) / schedules : 1.0; }
 };
+
+/// The first of up to 64 draws that gives a schedule, else `fallback()`; `stats` (when not
+/// null) counts the draws. What the CPU and GPU samplers share.
+Schedule first_valid_draw(const std::function<Result<Schedule>()> &draw, const std::function<Schedule()> &fallback,
+                          SamplerStats *stats);
 
 /// Values for every parameter of `sketch`: tiles of the output (any size up to the extent:
 /// tiles shift inwards), a vector width that fits the ISA, a register tile that divides the

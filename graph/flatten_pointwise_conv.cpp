@@ -89,12 +89,11 @@ class Flattener {
   void flatten(int conv) {
     const Graph &g = rw_.graph();
     const int x = g.node_inputs[conv][0], y = g.node_outputs[conv][0];
-    const Shape x_shape = g.tensors[x].type.shape, y_shape = g.tensors[y].type.shape;
-    const Shape y_flat = flat(y_shape);
+    const Shape y_shape = g.tensors[y].type.shape;
     const std::string base = g.nodes[conv].name.empty() ? "pointwise_conv" : g.nodes[conv].name;
     const std::vector<int> chain = flat_chain(rw_, y);
 
-    rw_.set_input(conv, 0, view(x, flat(x_shape), base + "_flat_input"));
+    rw_.set_input(conv, 0, flat_view(x, base + "_flat_input"));
     int flat_value = retype(conv);
     int original = y;
     for (int n : chain) {
@@ -104,7 +103,7 @@ class Flattener {
           rw_.set_input(n, slot, flat_value);
         else if (ins[slot] != kNoTensor &&
                  classify_operand(rw_.graph().tensors[ins[slot]].type, y_shape) == Operand::Viewed)
-          rw_.set_input(n, slot, view(ins[slot], y_flat, base + "_flat_operand"));
+          rw_.set_input(n, slot, flat_view(ins[slot], base + "_flat_operand"));
       }
       original = rw_.graph().node_outputs[n][0];
       flat_value = retype(n);
@@ -127,17 +126,17 @@ class Flattener {
     return t;
   }
 
-  /// A Reshape view of `t` as `shape` (one per tensor).
-  int view(int t, const Shape &shape, const std::string &name) {
+  /// A Reshape view of `t` as [N, C, 1, H*W] (one per tensor).
+  int flat_view(int t, const std::string &name) {
     auto it = views_.find(t);
     if (it != views_.end()) return it->second;
     TensorType type = rw_.graph().tensors[t].type;
-    type.shape = shape;
+    type.shape = flat(type.shape);
     const int out = rw_.add_tensor(rw_.graph().tensors[t].name + "_flat", type);
     Node node;
     node.op_type = "Reshape";
     node.name = name;
-    rw_.add_node(std::move(node), {t, shape_constant(shape)}, {out});
+    rw_.add_node(std::move(node), {t, shape_constant(type.shape)}, {out});
     views_[t] = out;
     return out;
   }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "graph/block_conv_weights.h"
 #include "graph/op_registry.h"
 
 namespace tessel {
@@ -29,7 +30,7 @@ std::vector<int64_t> spatial_attr(const InferenceContext &ctx, const char *name,
 
 /// Spatial kernel size: the kernel_shape attribute or W's trailing dims (which must agree).
 std::vector<int64_t> kernel_shape(const InferenceContext &ctx, const Shape &w, size_t spatial) {
-  std::vector<int64_t> from_w(w.begin() + 2, w.end());
+  std::vector<int64_t> from_w(w.begin() + 2, w.begin() + 2 + static_cast<std::ptrdiff_t>(spatial));
   for (int64_t k : from_w)
     if (k == 0) ctx.fail("W " + shape_to_string(w) + " has an empty kernel dimension");
   if (!ctx.attrs().has("kernel_shape")) return from_w;
@@ -47,11 +48,12 @@ std::string auto_pad_mode(const InferenceContext &ctx) {
   return mode;
 }
 
-/// Checks that X and W are at least 3-D with the same rank and dtype; returns the spatial rank.
-size_t check_conv_operands(const InferenceContext &ctx) {
+/// Checks that X and W are at least 3-D with the same rank (one more for a blocked W) and
+/// dtype; returns the spatial rank.
+size_t check_conv_operands(const InferenceContext &ctx, int64_t block = 1) {
   const int rank = ctx.rank(0);
   if (rank < 3) ctx.fail("X must have rank >= 3 (N, C, spatial...), got " + shape_to_string(ctx.input(0).shape));
-  if (ctx.rank(1) != rank)
+  if (ctx.rank(1) != rank + (block > 1 ? 1 : 0))
     ctx.fail("W " + shape_to_string(ctx.input(1).shape) + " must have the rank of X " +
              shape_to_string(ctx.input(0).shape));
   if (ctx.input(0).dtype != ctx.input(1).dtype)
@@ -72,11 +74,17 @@ void check_bias(const InferenceContext &ctx, size_t index, int64_t channels) {
 }
 
 std::vector<TensorType> infer_conv(const InferenceContext &ctx) {
-  const size_t spatial = check_conv_operands(ctx);
+  // block_conv_weights stores W as [M / block, C, kernel..., block].
+  const int64_t block = ctx.attrs().get_int(kConvWeightBlockAttr, 1);
+  if (block < 1) ctx.fail(std::string(kConvWeightBlockAttr) + " must be >= 1, got " + std::to_string(block));
+  const size_t spatial = check_conv_operands(ctx, block);
   const Shape &x = ctx.input(0).shape, &w = ctx.input(1).shape;
+  if (block > 1 && (w.back() != block || !ctx.attrs().has("kernel_shape")))
+    ctx.fail("a W blocked by " + std::to_string(block) + " output channels must end in " + std::to_string(block) +
+             " and come with kernel_shape, got " + shape_to_string(w));
   const int64_t group = ctx.attrs().get_int("group", 1);
   if (group < 1) ctx.fail("group must be >= 1, got " + std::to_string(group));
-  const int64_t channels = x[1], out_channels = w[0];
+  const int64_t channels = x[1], out_channels = w[0] == kUnknownDim ? kUnknownDim : w[0] * block;
   if (channels != kUnknownDim && w[1] != kUnknownDim && w[1] * group != channels)
     ctx.fail("X has " + std::to_string(channels) + " channels but W " + shape_to_string(w) + " with group " +
              std::to_string(group) + " expects " + std::to_string(w[1] * group));

@@ -1,5 +1,7 @@
 #include "graph/model_stats.h"
 
+#include "graph/block_conv_weights.h"
+
 namespace tessel {
 
 int64_t node_flops(const Graph &g, int n) {
@@ -17,6 +19,7 @@ int64_t node_flops(const Graph &g, int n) {
     // each input element over the kernel instead.
     int64_t kernel = 1;
     for (size_t d = 1; d < b->shape.size(); ++d) kernel *= b->shape[d];
+    kernel /= conv_weight_block(node);  // a blocked W's last dim is output channels
     if (node.op_type == "Conv") return 2 * out_elems * kernel;
     return 2 * shape_numel(a->shape) * kernel;
   }

@@ -1,5 +1,6 @@
 #include "graph/pass_manager.h"
 
+#include "graph/block_conv_weights.h"
 #include "graph/eliminate_common_subexpressions.h"
 #include "graph/eliminate_dead_code.h"
 #include "graph/fold_batch_norm.h"
@@ -75,7 +76,9 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate) {
 
 std::vector<GraphPass> layout_passes(PassTarget target) {
   if (target == PassTarget::Cpu)
-    return {{"pack_weights", pack_weights}, {"flatten_pointwise_conv", flatten_pointwise_conv}};
+    return {{"pack_weights", pack_weights},
+            {"flatten_pointwise_conv", flatten_pointwise_conv},
+            {"block_conv_weights", block_conv_weights}};
   return {};
 }
 

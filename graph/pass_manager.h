@@ -43,7 +43,7 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate);
 enum class PassTarget { Cpu, Gpu };
 
 /// Passes that rewrite weights and activations into the layout the target's kernels read best, run
-/// after the default ones: pack_weights and flatten_pointwise_conv for the CPU; none for the
+/// after the default ones: pack_weights, flatten_pointwise_conv and block_conv_weights for the CPU; none for the
 /// GPU yet.
 std::vector<GraphPass> layout_passes(PassTarget target);
 

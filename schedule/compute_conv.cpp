@@ -12,7 +12,9 @@
 
 #include <algorithm>
 
+#include "graph/block_conv_weights.h"
 #include "schedule/op_compute.h"
+#include "schedule/sketch.h"
 
 namespace tessel {
 namespace {
@@ -222,6 +224,8 @@ struct ConvProblem {
   Shape out_shape;
   int64_t channels_per_group = 1, out_channels_per_group = 1;
   std::function<Expr(Expr m, Expr ic, const std::vector<Expr> &k)> weight;
+  /// With a blocked weight: the weight of output channel block * B + lane.
+  std::function<Expr(Expr block, Expr lane, Expr ic, const std::vector<Expr> &k)> blocked_weight;
   std::function<Expr(Expr m)> bias;
 };
 
@@ -345,10 +349,63 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
   });
 }
 
+/// The built-in kernel of a 2-D convolution over a weight blocked by B output channels
+/// (block_conv_weights): acc(lane, x, y, block, n) accumulates a register tile of two blocks
+/// of B channels (vectors) by up to 7 positions of a row over all input channels and taps,
+/// each input element read as one broadcast; the output reads it back per channel.
+TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t block) {
+  const TensorType &out = ctx.output_type(0);
+  const Halide::Type acc_type = math_type(out.dtype);
+  const int64_t width = p.out_shape[3], blocks = p.out_shape[1] / block;
+  Func source = p.unpadded_input;
+  if (!source.defined()) {
+    Var u0("u0"), u1("u1"), ch("ch"), batch("batch");
+    source = Func(func_name(p.name, "padded"));
+    source(u1, u0, ch, batch) = p.source_value({u0, u1}, ch, batch);
+    schedule_source(source, p.input_elements, 2);
+  }
+  RDom r({{0, static_cast<int>(p.kernel[1])}, {0, static_cast<int>(p.kernel[0])},
+          {0, static_cast<int>(p.channels_per_group)}},
+         func_name(p.name, "r"));
+  Var lane("lane"), x("x"), y("y"), b("b"), n("n");
+  const int bl = static_cast<int>(block);
+  Func acc(func_name(p.name, "acc")), tiled(func_name(p.name, "tiled"));
+  acc(lane, x, y, b, n) = p.bias ? Halide::cast(acc_type, p.bias(b * bl + lane)) : Halide::Internal::make_zero(acc_type);
+  Expr in = source(x * static_cast<int>(p.strides[1]) + r.x * static_cast<int>(p.dilations[1]),
+                   y * static_cast<int>(p.strides[0]) + r.y * static_cast<int>(p.dilations[0]), r.z, n);
+  acc(lane, x, y, b, n) += Halide::cast(acc_type, in) * Halide::cast(acc_type, p.blocked_weight(b, lane, r.z, {r.y, r.x}));
+  tiled(lane, x, y, b, n) = acc(lane, x, y, b, n);
+
+  // Register tile: 2 blocks (1 when the count is odd) by the largest divisor of the row up to 7.
+  const int tile_b = blocks % 2 == 0 ? 2 : 1;
+  int tile_x = 1;
+  for (int d = 1; d <= 7; ++d)
+    if (width % d == 0) tile_x = d;
+  Var xo("xo"), xi("xi"), bo("bo"), bi("bi"), outer("outer");
+  tiled.compute_root()
+      .split(x, xo, xi, tile_x)
+      .split(b, bo, bi, tile_b)
+      .reorder(lane, xi, bi, xo, y, bo, n)
+      .fuse(y, bo, outer)
+      .fuse(outer, n, outer)
+      .vectorize(lane);
+  if (blocks * p.out_shape[2] * p.out_shape[0] > 1) tiled.parallel(outer);
+  acc.compute_at(tiled, xo).vectorize(lane);
+  acc.update().reorder(lane, x, b, r.x, r.y, r.z, y, n).vectorize(lane).unroll(x).unroll(b);
+  return define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+    return tiled(i[1] % bl, i[3], i[2], i[1] / bl, i[0]);
+  });
+}
+
 /// The tunable form of a convolution: acc over the output's own axes (make_vars: n, m,
 /// spatial...) summed over taps (innermost, last spatial axis first) and input channels,
 /// reading the zero-padded input inline; exposed to the schedule, no schedule here.
-TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p) {
+///
+/// With a weight blocked by B output channels (block_conv_weights), the accumulator splits
+/// m into m_lane (B, innermost) and m_block (at m's place): acc(m_lane, spatial..., m_block,
+/// n). Its innermost axis, the one the schedule vectorizes, then runs along output channels
+/// and reads the weight densely, and each input element is one broadcast.
+TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t block) {
   const TensorType &out = ctx.output_type(0);
   const size_t spatial = p.kernel.size();
   const Halide::Type acc_type = math_type(out.dtype);
@@ -359,6 +416,15 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p) {
   taps_and_channels.push_back({0, static_cast<int>(p.channels_per_group)});
   RDom r(taps_and_channels, func_name(p.name, "r"));
   Expr n = vars[0], m = vars[1], ic = r[static_cast<int>(spatial)];
+  Var lane(lane_axis_name(vars[1].name())), block_index(block_axis_name(vars[1].name()));
+  Shape acc_shape = out.shape;
+  if (block > 1) {
+    m = block_index * static_cast<int>(block) + lane;
+    halide_order.insert(halide_order.begin(), lane);
+    halide_order[halide_order.size() - 2] = block_index;
+    acc_shape[1] = out.shape[1] / block;
+    acc_shape.push_back(block);
+  }
   Expr channel = (m / static_cast<int>(p.out_channels_per_group)) * static_cast<int>(p.channels_per_group) + ic;
   std::vector<Expr> coords(spatial), taps(spatial);
   for (size_t d = 0; d < spatial; ++d) {
@@ -392,12 +458,19 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p) {
     index.push_back(n);
     value = padded(index);
   }
+  Expr weight = block > 1 ? p.blocked_weight(block_index, lane, ic, taps) : p.weight(m, ic, taps);
   Func acc(func_name(p.name, "acc"));
   acc(halide_order) = Halide::Internal::make_zero(acc_type);
-  acc(halide_order) += Halide::cast(acc_type, value) * Halide::cast(acc_type, p.weight(m, ic, taps));
-  ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
+  acc(halide_order) += Halide::cast(acc_type, value) * Halide::cast(acc_type, weight);
+  ctx.expose_stage(TensorFunc{acc, out.dtype, acc_shape});
   return define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &index) {
-    Expr v = acc(std::vector<Expr>(index.rbegin(), index.rend()));
+    std::vector<Expr> at(index.rbegin(), index.rend());  // Halide order
+    if (block > 1) {
+      const int b = static_cast<int>(block);
+      at.insert(at.begin(), index[1] % b);
+      at[at.size() - 2] = index[1] / b;
+    }
+    Expr v = acc(at);
     if (p.bias) v = v + Halide::cast(acc_type, p.bias(index[1]));
     return v;
   });
@@ -461,13 +534,23 @@ std::vector<TensorFunc> conv_rule(const ComputeContext &ctx) {
   p.out_shape = out.shape;
   p.channels_per_group = w.shape[1];
   p.out_channels_per_group = out.shape[1] / group;
-  p.weight = [w](Expr m, Expr ic, const std::vector<Expr> &k) {
+  // A weight blocked by B output channels (block_conv_weights) is [M / B, C, kernel..., B].
+  const int64_t block = ctx.attrs().get_int(kConvWeightBlockAttr, 1);
+  p.blocked_weight = [w](Expr block_index, Expr lane, Expr ic, const std::vector<Expr> &k) {
+    std::vector<Expr> index = {block_index, ic};
+    index.insert(index.end(), k.begin(), k.end());
+    index.push_back(lane);
+    return w.at(index);
+  };
+  p.weight = [w, block, blocked = p.blocked_weight](Expr m, Expr ic, const std::vector<Expr> &k) {
+    if (block > 1) return blocked(m / static_cast<int>(block), m % static_cast<int>(block), ic, k);
     std::vector<Expr> index = {m, ic};
     index.insert(index.end(), k.begin(), k.end());
     return w.at(index);
   };
   p.bias = bias_reader(ctx);
-  if (ctx.plain) return {plain_conv(ctx, p)};
+  if (ctx.plain) return {plain_conv(ctx, p, block)};
+  if (block > 1) return {blocked_direct_conv(ctx, p, block)};
   return {lower_conv(ctx, p)};
 }
 

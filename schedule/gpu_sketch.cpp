@@ -490,7 +490,13 @@ void walk_launch(const ScheduleTree &tree, int node, bool in_block, int64_t thre
 }  // namespace
 
 std::vector<Sketch> generate_gpu_sketches(const ComputeDesc &compute, const GpuTargetDesc &target) {
-  return {make_sketch(compute, find_anchors(compute), target)};
+  // The GPU sketches tile an anchor along its output's own axes: blocked anchors (a CPU
+  // weight layout, sketch.h) are left to the default schedule.
+  std::vector<std::pair<std::string, std::string>> anchors;
+  for (const auto &pair : find_anchors(compute))
+    if (link_axes(*compute.find(pair.first), *compute.find(pair.second))->front().kind == AxisLink::Kind::Same)
+      anchors.push_back(pair);
+  return {make_sketch(compute, anchors, target)};
 }
 
 SketchChoices sample_gpu_choices(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,

@@ -23,6 +23,14 @@ bool chance(std::mt19937_64 &rng, int percent) { return static_cast<int>(rng() %
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The largest of ascending `values` that is at most `limit` (the first when none is).
+int64_t largest_at_most(const std::vector<int64_t> &values, int64_t limit) {
+  int64_t best = values.front();
+  for (int64_t v : values)
+    if (v <= limit) best = v;
+  return best;
+}
+
 
 /// Draws (or, without a generator, picks the default for) each parameter of one sketch.
 class Chooser {
@@ -69,15 +77,22 @@ class Chooser {
   void tiled(const FuncDesc &out, const FuncDesc &anchor, bool multi_level) {
     const std::string &O = out.name, &A = anchor.name;
     const size_t n = out.pure_axes.size();
+    const std::vector<AxisLink> links = *link_axes(out, anchor);
+    // A blocked anchor vectorizes along its lanes, not along the output's axis 0.
+    const bool blocked = links.front().kind == AxisLink::Kind::Lane;
     const std::vector<int64_t> widths =
-        vector_width_candidates(out.pure_axes[0].extent, anchor.bytes_per_element, target_);
+        vector_width_candidates(anchor.pure_axes[0].extent, anchor.bytes_per_element, target_);
     const int64_t width = random() && chance(*rng_, 40) ? pick(*rng_, widths) : widths.front();
     const int64_t budget = target_.accumulator_budget();
 
     // Output tiles. The innermost axis: a few vectors (or the whole axis, rarely).
     const int64_t e0 = out.pure_axes[0].extent;
     int64_t t0 = e0;
-    if (width > 1) {
+    if (blocked) {
+      // Rows of a register tile: up to 14 positions (two rows of 7), or the whole axis.
+      const std::vector<int64_t> tiles = param_values(O + ".tile." + out.pure_axes[0].name);
+      t0 = draw(tiles, largest_at_most(tiles, 14));
+    } else if (width > 1) {
       std::vector<int64_t> multiples;
       for (int64_t k : {1, 2, 3, 4, 6, 8, 16})
         if (width * k <= e0) multiples.push_back(width * k);
@@ -91,12 +106,15 @@ class Chooser {
     size_t rows_axis = 0;
     for (size_t a = 1; a < n; ++a)
       if (rows_axis == 0 || out.pure_axes[a].extent > out.pure_axes[rows_axis].extent) rows_axis = a;
-    const int64_t default_vectors = width > 1 ? t0 / width : 1;
+    const int64_t default_vectors = width > 1 && !blocked ? std::max<int64_t>(1, t0 / width) : 1;
     for (size_t a = 1; a < n; ++a) {
       const AxisDesc &axis = out.pure_axes[a];
-      const int64_t fallback =
+      const std::vector<int64_t> tiles = param_values(O + ".tile." + axis.name);
+      int64_t fallback =
           a == rows_axis ? std::min<int64_t>({8, std::max<int64_t>(1, budget / default_vectors), axis.extent}) : 1;
-      choices_[O + ".tile." + axis.name] = draw(param_values(O + ".tile." + axis.name), fallback);
+      // Blocked: two vectors of channels, the other axes one row at a time.
+      if (blocked) fallback = a == links.front().out_axis ? largest_at_most(tiles, 2 * links.front().lanes) : 1;
+      choices_[O + ".tile." + axis.name] = draw(tiles, fallback);
     }
     choices_[O + ".order"] = draw({0, 1}, 1);
 
@@ -113,8 +131,12 @@ class Chooser {
     const int64_t final_outer = outer - fused + (fused > 0 ? 1 : 0);
     choices_[A + ".compute_level"] = final_outer >= 2 && random() && chance(*rng_, 25) ? 1 : 0;
 
-    // The anchor's region follows; its register tile divides it.
-    const std::vector<int64_t> region = layout_tiled_output(out, A, choices_).anchor_region;
+    // The anchor's region follows (in its own axis order); its register tile divides it.
+    const std::optional<std::vector<int64_t>> linked =
+        anchor_region(out, anchor, layout_tiled_output(out, A, choices_).anchor_region);
+    if (!linked) return;  // not whole blocks: the schedule rejects it, the caller draws again
+    const std::vector<int64_t> &region = *linked;
+    const size_t anchor_axes = anchor.pure_axes.size();
     int64_t anchor_width = 1;
     if (width > 1 && region[0] % width == 0)
       anchor_width = width;
@@ -142,21 +164,25 @@ class Chooser {
     int64_t used = anchor_width > 1 ? r0 / anchor_width : r0;
 
     // The other axes share what is left of the budget: in random order, or for the default
-    // the rows axis first.
+    // the rows axis first (in the anchor's order; a blocked anchor's rows are the output's
+    // axis 0).
+    size_t anchor_rows = 0;
+    for (size_t a = 1; a < anchor_axes; ++a)
+      if (links[a].out_axis == (blocked ? 0 : rows_axis) && links[a].kind == AxisLink::Kind::Same) anchor_rows = a;
     std::vector<size_t> others;
-    if (!random() && rows_axis > 0) others.push_back(rows_axis);
-    for (size_t a = 1; a < n; ++a)
-      if (random() || a != rows_axis) others.push_back(a);
+    if (!random() && anchor_rows > 0) others.push_back(anchor_rows);
+    for (size_t a = 1; a < anchor_axes; ++a)
+      if (random() || a != anchor_rows) others.push_back(a);
     if (random())
       for (size_t i = others.size(); i > 1; --i) std::swap(others[i - 1], others[below(*rng_, i)]);
     for (size_t a : others) {
       const std::vector<int64_t> fit = divisors_up_to(region[a], std::max<int64_t>(1, budget / used));
-      const int64_t r = draw_large(fit, a == rows_axis ? fit.back() : 1);
+      const int64_t r = draw_large(fit, a == anchor_rows ? fit.back() : 1);
       choices_[A + ".register." + anchor.pure_axes[a].name] = r;
       used *= r;
     }
     if (multi_level)
-      for (size_t a = 0; a < n; ++a) {
+      for (size_t a = 0; a < anchor_axes; ++a) {
         const int64_t m = region[a] / choices_[A + ".register." + anchor.pure_axes[a].name];
         choices_[A + ".inner." + anchor.pure_axes[a].name] = draw(divisors(m), m);
       }

@@ -6,6 +6,8 @@
 // stage's other loops, and leaves the stage folding over the listed RVars only.
 #include "schedule/schedule_tree.h"
 
+#include "schedule/sketch.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -781,8 +783,14 @@ std::vector<int64_t> Replay::region(int f, const Site &site) const {
   for (const AxisDesc &a : funcs_[f].desc.pure_axes) {
     int64_t e = a.extent;
     if (!site.root) {
-      for (const AxisDesc &ca : funcs_[site.func].desc.pure_axes)
+      for (const AxisDesc &ca : funcs_[site.func].desc.pure_axes) {
         if (ca.name == a.name) e = std::min(e, extent_inside(site.func, site, a.name));
+        // The block part of a blocked axis (sketch.h, AxisLink) covers its lanes' share.
+        if (a.name != block_axis_name(ca.name)) continue;
+        for (const AxisDesc &lane : funcs_[f].desc.pure_axes)
+          if (lane.name == lane_axis_name(ca.name) && lane.extent > 0)
+            e = std::min(e, (extent_inside(site.func, site, ca.name) + lane.extent - 1) / lane.extent);
+      }
     }
     extents.push_back(e);
   }

@@ -27,13 +27,6 @@ bool update_pure_axes_match(const FuncDesc &f) {
   return true;
 }
 
-bool same_axes(const std::vector<AxisDesc> &a, const std::vector<AxisDesc> &b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].extent != b[i].extent) return false;
-  return true;
-}
-
 std::vector<int64_t> sorted_unique(std::set<int64_t> values) { return {values.begin(), values.end()}; }
 
 /// Output tile sizes worth trying: small round numbers, divisors, and the whole axis.
@@ -85,11 +78,22 @@ class SketchWriter {
 
   void tiled_output(const FuncDesc &out, const FuncDesc &anchor, bool multi_level) {
     const int64_t bytes = anchor.bytes_per_element;
-    const std::vector<int64_t> widths = vector_width_candidates(out.pure_axes[0].extent, bytes, target_);
+    const std::vector<AxisLink> links = *link_axes(out, anchor);
+    const bool blocked = links.front().kind == AxisLink::Kind::Lane;
+    // The anchor's vectors run along its axis 0: the output's axis 0, or a blocked axis's lanes.
+    const std::vector<int64_t> widths = vector_width_candidates(anchor.pure_axes[0].extent, bytes, target_);
     for (size_t a = 0; a < out.pure_axes.size(); ++a) {
       const AxisDesc &axis = out.pure_axes[a];
-      add(out.name + ".tile." + axis.name, ParamKind::TileSize,
-          a == 0 ? vector_tile_candidates(axis.extent, widths) : tile_candidates(axis.extent));
+      std::vector<int64_t> tiles;
+      if (blocked && a == links.front().out_axis) {
+        for (int64_t d : divisors(axis.extent))  // whole blocks that tile the axis exactly
+          if (d % links.front().lanes == 0) tiles.push_back(d);
+      } else if (a == 0 && !blocked) {
+        tiles = vector_tile_candidates(axis.extent, widths);
+      } else {
+        tiles = tile_candidates(axis.extent);
+      }
+      add(out.name + ".tile." + axis.name, ParamKind::TileSize, tiles);
     }
     add(out.name + ".order", ParamKind::LoopOrder, {0, 1});
     add(out.name + ".parallel", ParamKind::ParallelFuse, range(0, static_cast<int64_t>(out.pure_axes.size())));
@@ -293,6 +297,65 @@ std::vector<int64_t> vector_width_candidates(int64_t extent, int64_t bytes, cons
   return widths;
 }
 
+std::string lane_axis_name(const std::string &axis) { return axis + "_lane"; }
+std::string block_axis_name(const std::string &axis) { return axis + "_block"; }
+
+std::optional<std::vector<AxisLink>> link_axes(const FuncDesc &out, const FuncDesc &anchor) {
+  auto out_axis = [&](const std::string &name) -> std::optional<size_t> {
+    for (size_t o = 0; o < out.pure_axes.size(); ++o)
+      if (out.pure_axes[o].name == name) return o;
+    return std::nullopt;
+  };
+  std::vector<AxisLink> links;
+  std::vector<size_t> walked;  // output axes in the anchor's order, lanes left out
+  const AxisDesc *lane = nullptr;
+  for (size_t a = 0; a < anchor.pure_axes.size(); ++a) {
+    const AxisDesc &axis = anchor.pure_axes[a];
+    if (std::optional<size_t> o = out_axis(axis.name)) {
+      if (out.pure_axes[*o].extent != axis.extent) return std::nullopt;
+      links.push_back({*o, AxisLink::Kind::Same, 1});
+      walked.push_back(*o);
+      continue;
+    }
+    bool linked = false;
+    for (size_t o = 0; o < out.pure_axes.size() && !linked; ++o) {
+      const AxisDesc &x = out.pure_axes[o];
+      if (a == 0 && axis.name == lane_axis_name(x.name) && axis.extent > 1 && x.extent % axis.extent == 0) {
+        lane = &axis;
+        links.push_back({o, AxisLink::Kind::Lane, axis.extent});
+        linked = true;
+      } else if (lane && lane->name == lane_axis_name(x.name) && axis.name == block_axis_name(x.name) &&
+                 axis.extent * lane->extent == x.extent) {
+        links.push_back({o, AxisLink::Kind::Block, lane->extent});
+        walked.push_back(o);
+        linked = true;
+      }
+    }
+    if (!linked) return std::nullopt;
+  }
+  if (walked.size() != out.pure_axes.size()) return std::nullopt;  // an axis missing, or a lane without its block
+  for (size_t i = 0; i < walked.size(); ++i)
+    if (walked[i] != i) return std::nullopt;
+  return links;
+}
+
+std::optional<std::vector<int64_t>> anchor_region(const FuncDesc &out, const FuncDesc &anchor,
+                                                  const std::vector<int64_t> &out_region) {
+  const std::optional<std::vector<AxisLink>> links = link_axes(out, anchor);
+  if (!links || out_region.size() != out.pure_axes.size()) return std::nullopt;
+  std::vector<int64_t> region;
+  for (const AxisLink &l : *links) {
+    const int64_t r = out_region[l.out_axis];
+    if (l.kind == AxisLink::Kind::Same) {
+      region.push_back(r);
+      continue;
+    }
+    if (r % l.lanes != 0 || out.pure_axes[l.out_axis].extent % r != 0) return std::nullopt;
+    region.push_back(l.kind == AxisLink::Kind::Lane ? l.lanes : r / l.lanes);
+  }
+  return region;
+}
+
 std::vector<std::pair<std::string, std::string>> find_anchors(const ComputeDesc &compute) {
   std::vector<std::pair<std::string, std::string>> pairs;
   std::set<std::string> taken;
@@ -301,7 +364,7 @@ std::vector<std::pair<std::string, std::string>> find_anchors(const ComputeDesc 
     for (const FuncDesc &f : compute.funcs) {
       if (f.is_output || f.inlinable || taken.count(f.name) || !has_reduction_update(f)) continue;
       if (f.consumers != std::vector<std::string>{out.name}) continue;
-      if (!same_axes(f.pure_axes, out.pure_axes) || !update_pure_axes_match(f)) continue;
+      if (!link_axes(out, f) || !update_pure_axes_match(f)) continue;
       pairs.emplace_back(out.name, f.name);
       taken.insert(f.name);
       break;

@@ -6,6 +6,7 @@
 // the anchor is computed) and lists the numbers it leaves free; the sampler (sampler.h)
 // fills them in and the builder (sketch_schedule.h) writes the steps.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,29 @@ struct Sketch {
 /// and a reduction update 0 whose pure axes are the output's (same names and extents), read
 /// by that output only. Pairs (output, anchor) in the compute's order.
 std::vector<std::pair<std::string, std::string>> find_anchors(const ComputeDesc &compute);
+
+/// How one pure axis of an anchor relates to its output's axes. Besides the output's own
+/// axes, an anchor may split one output axis x into x_lane (its innermost axis, `lanes`
+/// wide) and x_block (at x's place), x = x_block * lanes + x_lane (a convolution over a
+/// weight blocked by output channels, compute_conv.cpp).
+struct AxisLink {
+  enum class Kind { Same, Lane, Block };
+  size_t out_axis = 0;
+  Kind kind = Kind::Same;
+  int64_t lanes = 1;
+};
+std::string lane_axis_name(const std::string &axis);
+std::string block_axis_name(const std::string &axis);
+
+/// One link per anchor pure axis, or nothing when the anchor's axes are not the output's
+/// (same names, extents and order) or such a blocked form of them.
+std::optional<std::vector<AxisLink>> link_axes(const FuncDesc &out, const FuncDesc &anchor);
+
+/// The anchor's region, in its own axis order, for a region of the output; nothing when a
+/// blocked axis's region is not whole blocks or does not tile its axis exactly (a shifted
+/// tail tile would straddle blocks).
+std::optional<std::vector<int64_t>> anchor_region(const FuncDesc &out, const FuncDesc &anchor,
+                                                  const std::vector<int64_t> &out_region);
 
 /// Whether a non-inlinable reduction Func has so little pure parallelism (pure points <
 /// threads x 64) and so big a reduction (>= 1024 points) that rfactoring it pays.

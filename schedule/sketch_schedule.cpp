@@ -180,7 +180,9 @@ class Builder {
         add(UnrollStep{stage, loops.layout.inner_loops[1], std::nullopt});
     }
     if (!loops.layout.compute_at.empty()) add(ComputeAtStep{anchor.name, stage, loops.layout.compute_at});
-    tiled_anchor(anchor, loops.layout.anchor_region, multi_level);
+    const std::optional<std::vector<int64_t>> region = anchor_region(out, anchor, loops.layout.anchor_region);
+    if (!region) reject(anchor.name + "'s region is not whole blocks of its blocked axis");
+    tiled_anchor(anchor, *region, multi_level);
   }
 
   void tiled_anchor(const FuncDesc &anchor, const std::vector<int64_t> &region, bool multi_level) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "graph/block_conv_weights.h"
 #include "graph/fuse.h"
 #include "tuner/schedule_benchmark.h"
 
@@ -133,13 +134,24 @@ Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
   if (x->shape.size() != 4) return make_error("only 2-D convolutions have a peer here");
   problem.op = bench::PeerOp::Conv;
   problem.inputs = {x.value(), w.value()};
+  if (const int64_t block = conv_weight_block(node); block > 1) {
+    // block_conv_weights stored W as [K / block, C, R, S, block]; peers read [K, C, R, S].
+    const std::vector<int64_t> &s = w->shape;
+    const int64_t k = s[0] * block, per_channel = s[1] * s[2] * s[3];
+    auto plain = std::make_shared<std::vector<float>>(static_cast<size_t>(k * per_channel));
+    for (int64_t o = 0; o < k; ++o)
+      for (int64_t i = 0; i < per_channel; ++i)
+        (*plain)[o * per_channel + i] = w->data[((o / block) * per_channel + i) * block + o % block];
+    problem.inputs[1] = bench::PeerBuffer{plain->data(), {k, s[1], s[2], s[3]}};
+    problem.storage.push_back(plain);
+  }
   const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),
                              pads = a.get_ints("pads", {0, 0, 0, 0});
   problem.strides = {strides.at(0), strides.at(1)};
   problem.dilations = {dilations.at(0), dilations.at(1)};
   problem.pads = {pads.at(0), pads.at(1), pads.at(2), pads.at(3)};
   problem.groups = a.get_int("group", 1);
-  const int64_t k = w->shape[0];
+  const int64_t k = problem.inputs[1].shape[0];
   if (ins.size() > 2 && ins[2] != kNoTensor) {
     auto bias = view.buffer(ins[2]);
     if (!bias.ok()) return bias.error();

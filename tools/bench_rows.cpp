@@ -109,6 +109,7 @@ Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const Be
       bench->no_vendor_peer = problem.error().message;
     } else {
       problem->kernel = bt.label;
+      bench->peer_storage = problem->storage;  // the rows keep pointers into it
       if (options.vs.count("onednn"))
         for (bench::KernelRow &row : bench::make_onednn_rows(problem.value())) rows.push_back(std::move(row));
       if (options.vs.count("openblas")) {

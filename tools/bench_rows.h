@@ -37,6 +37,9 @@ struct BenchRowOptions {
 struct TaskBench {
   std::vector<Tensor> inputs;
   std::vector<float> reference;  // the default schedule's output (the first output), as fp32
+  /// Buffers the vendor rows read that the task's inputs do not hold (a blocked conv weight
+  /// put back into the layout peers read).
+  std::vector<std::shared_ptr<const std::vector<float>>> peer_storage;
   double flops = 0;
   double bytes = 0;              // compulsory traffic: inputs read once, outputs written once
   std::vector<bench::KernelRow> rows;  // rows[0] is tessel's

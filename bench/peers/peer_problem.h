@@ -4,6 +4,7 @@
 // reads the same inputs and is checked against the same reference output.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct PeerProblem {
   PeerOp op = PeerOp::Matmul;
   std::string kernel;  // the table the rows belong to (KernelRow::kernel)
   std::vector<PeerBuffer> inputs;
+  /// Data some inputs point into that the problem owns (a weight put back into the layout
+  /// peers read); shared, so copies of the problem keep it.
+  std::vector<std::shared_ptr<const std::vector<float>>> storage;
   std::vector<int64_t> output_shape;
   const std::vector<float> *reference = nullptr;  // the expected output, dense row-major
   double flops = 0;  // per run (an FMA counts as 2)

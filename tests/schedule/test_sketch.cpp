@@ -58,6 +58,20 @@ ComputeDesc strided_conv_desc() {
 }
 ComputeDesc depthwise_conv_desc() { return conv_desc(56, 56, 64, 58, 58, 64, {rvar("kx", 3), rvar("ky", 3)}); }
 
+/// conv_desc's 3x3 convolution over a weight blocked by 16 output channels (compute_conv.cpp):
+/// the accumulator's axes are c_lane (16), x, y, c_block, n.
+ComputeDesc blocked_conv_desc(int64_t width = 14, int64_t channels = 64) {
+  ComputeDesc desc = conv_desc(width, width, channels, width + 2, width + 2, 64,
+                               {rvar("kx", 3), rvar("ky", 3), rvar("ic", 64)});
+  FuncDesc &acc = desc.funcs[1];
+  acc.pure_axes = {pure("c_lane", 16), pure("x", width), pure("y", width), pure("c_block", channels / 16),
+                   pure("n", 1)};
+  std::vector<AxisDesc> update = {rvar("kx", 3), rvar("ky", 3), rvar("ic", 64)};
+  update.insert(update.end(), acc.pure_axes.begin(), acc.pure_axes.end());
+  acc.stages = {StageDesc{-1, acc.pure_axes, {}}, StageDesc{0, update, {"pad"}}};
+  return desc;
+}
+
 /// out(x, y, c, n) = max(a + b, 0) with the sum an inlinable intermediate.
 ComputeDesc elementwise_desc() {
   const std::vector<AxisDesc> axes = {pure("x", 56), pure("y", 56), pure("c", 64), pure("n", 1)};
@@ -138,6 +152,8 @@ std::vector<NamedDesc> all_descs() {
           {"conv 1x1", conv1x1_desc()},
           {"conv 3x3 stride 2", strided_conv_desc()},
           {"depthwise conv", depthwise_conv_desc()},
+          {"conv 3x3, blocked weight", blocked_conv_desc()},
+          {"conv 3x3, blocked weight, 7x7x512", blocked_conv_desc(7, 512)},
           {"elementwise", elementwise_desc(), 8},
           {"elementwise 1-D", vector_desc(), 8},
           {"reduction", reduction_desc()},
@@ -245,6 +261,49 @@ TEST_CASE("anchors: the reduction an output reads, with the output's axes", "[sk
   shared.funcs.push_back(other);
   shared.funcs[0].consumers = {"out", "other"};
   CHECK(find_anchors(shared).empty());
+}
+
+TEST_CASE("anchors: an accumulator that blocks one output axis into lanes and blocks", "[sketch]") {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  const ComputeDesc desc = blocked_conv_desc();
+  CHECK(find_anchors(desc) == Pairs{{"out", "acc"}});
+  const FuncDesc &out = *desc.find("out"), &acc = *desc.find("acc");
+  const std::vector<AxisLink> links = link_axes(out, acc).value();
+  REQUIRE(links.size() == 5);
+  CHECK((links[0].kind == AxisLink::Kind::Lane && links[0].out_axis == 2 && links[0].lanes == 16));
+  CHECK((links[1].kind == AxisLink::Kind::Same && links[1].out_axis == 0));
+  CHECK((links[3].kind == AxisLink::Kind::Block && links[3].out_axis == 2));
+  // Regions map axis by axis; a tile of channels must be whole blocks and tile the axis.
+  CHECK(anchor_region(out, acc, {7, 14, 32, 1}) == std::vector<int64_t>{16, 7, 14, 2, 1});
+  CHECK(anchor_region(out, acc, {14, 14, 64, 1}) == std::vector<int64_t>{16, 14, 14, 4, 1});
+  CHECK_FALSE(anchor_region(out, acc, {7, 14, 24, 1}));
+  CHECK_FALSE(anchor_region(out, acc, {7, 14, 48, 1}));  // 48 does not tile 64
+  // Only whole-block tiles are offered for the blocked axis.
+  CHECK(generate_sketches(desc, kTarget)[0].param("out.tile.c")->values == std::vector<int64_t>{16, 32, 64});
+  // Lanes that do not multiply up to the axis, or a reordered axis, are no anchor.
+  ComputeDesc wrong = desc;
+  wrong.funcs[1].pure_axes[3].extent = 3;
+  CHECK(find_anchors(wrong).empty());
+  ComputeDesc reordered = blocked_conv_desc();
+  std::swap(reordered.funcs[1].pure_axes[1], reordered.funcs[1].pure_axes[2]);
+  CHECK(find_anchors(reordered).empty());
+}
+
+TEST_CASE("samples of a blocked anchor vectorize its lanes", "[sketch]") {
+  const ComputeDesc conv = blocked_conv_desc(7, 512);
+  for (const Schedule &s : samples_per_sketch(conv, 50, 5)) {
+    const ScheduleTree tree = validate_and_replay(conv, s).value();
+    int64_t vectorized_lanes = 0, unrolled = 1;
+    for (const ScheduleNode &n : tree.nodes) {
+      if (n.kind != ScheduleNodeKind::Loop || n.func != "acc" || n.update != 0) continue;
+      if (n.loop_kind == LoopKind::Vectorized) vectorized_lanes = n.extent;
+      if (n.loop_kind == LoopKind::Unrolled && !n.reduction) unrolled *= n.extent;
+    }
+    INFO(to_text(s) << tree.to_text());
+    CHECK_THAT(to_text(s), Catch::Contains("vectorize acc.u0 c_lane"));
+    CHECK((vectorized_lanes == 4 || vectorized_lanes == 8 || vectorized_lanes == 16));
+    CHECK(unrolled <= kTarget.accumulator_budget());
+  }
 }
 
 // ---- the default schedule ----

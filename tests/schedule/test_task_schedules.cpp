@@ -7,6 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "graph/block_conv_weights.h"
+#include "graph/pass_manager.h"
+#include "schedule/cpu_target.h"
+#include "schedule/sampler.h"
 #include "schedule/schedule_tree.h"
 #include "tests/schedule/task_test_util.h"
 
@@ -100,6 +104,29 @@ TEST_CASE("a hand schedule on a fused conv block matches the default schedule", 
   const auto want = run_with(task, nullptr, inputs);
   const auto got = run_with(task, &schedule.value(), inputs);
   CHECK(max_relative_difference(got, want) < 1e-5);
+}
+
+TEST_CASE("sampled schedules of a conv over a blocked weight match the default schedule", "[schedule][task]") {
+  auto blocked = run_passes(*conv_block_graph(32, 10), {{"block_conv_weights", block_conv_weights}});
+  INFO((blocked.ok() ? std::string() : blocked.error().message));
+  REQUIRE(blocked.ok());
+  TaskInstance task = largest_task(std::make_shared<const Graph>(std::move(blocked.value())));
+  REQUIRE(task.compute.funcs.size() == 2);
+  // The accumulator's axes: 16 channel lanes, x, y, 2 channel blocks, batch.
+  const FuncDesc &acc = task.compute.funcs[0];
+  REQUIRE(acc.pure_axes.size() == 5);
+  CHECK(acc.pure_axes[0].extent == 16);
+  CHECK(acc.pure_axes[1].extent == 10);
+  CHECK(acc.pure_axes[3].extent == 2);
+  const std::vector<Tensor> inputs = task_inputs(task, 12);
+  const auto want = run_with(task, nullptr, inputs);
+  std::mt19937_64 rng(5);
+  std::vector<Schedule> schedules = sample_schedules(task.compute, avx512_target(2), 6, rng);
+  schedules.push_back(default_cpu_schedule(task.compute, avx512_target(2)));
+  for (const Schedule &s : schedules) {
+    INFO(to_text(s));
+    CHECK(max_relative_difference(run_with(task, &s, inputs), want) < 1e-5);
+  }
 }
 
 TEST_CASE("a task compiles ahead of time into an object and a header", "[schedule][task][aot]") {

@@ -1,0 +1,32 @@
+#pragma once
+// Weight layout for the CPU convolution kernels that vectorize along output channels: a
+// spatial Conv's weight [M, C, KH, KW] is stored as [M/16, C, KH, KW, 16], so the 16 output
+// channels one vector covers are adjacent for every (input channel, tap). Vectorizing along
+// channels instead of along the output row keeps every lane busy on short rows (the 14x14
+// and 7x7 layers of a ResNet fill a 16-lane row vector by 88% and 44%) and reads each
+// input element as one broadcast. A layout pass, run for the CPU target only
+// (layout_passes in pass_manager.h).
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "graph/result.h"
+
+namespace tessel {
+
+/// Output channels per block of a blocked weight: one AVX-512 vector of f32.
+constexpr int64_t kConvWeightBlock = 16;
+
+/// Name of the Conv attribute that says its weight input is blocked, and by how many
+/// output channels: W is [M / block, C / group, kernel..., block]. kernel_shape is then
+/// always set. Only this pass writes it; ONNX files never carry it.
+constexpr const char *kConvWeightBlockAttr = "tessel_weight_block";
+
+/// The output-channel block of a Conv node's weight (1 when not blocked).
+int64_t conv_weight_block(const Node &conv);
+
+/// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no
+/// other node, 2 spatial axes with more than one tap (1x1 convolutions are matrix
+/// products that flatten_pointwise_conv serves), and a multiple of 16 output channels.
+Result<Graph> block_conv_weights(Graph graph);
+
+}  // namespace tessel

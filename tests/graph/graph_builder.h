@@ -10,6 +10,7 @@
 
 #include "graph/graph.h"
 #include "graph/pass_manager.h"
+#include "tests/ops/op_test_util.h"
 
 namespace tessel::testing {
 
@@ -75,6 +76,16 @@ inline Graph after_pass(const Graph &g, const GraphPass &pass) {
   INFO((out.ok() ? std::string() : out.error().message));
   REQUIRE(out.ok());
   return std::move(out.value());
+}
+
+/// A rewritten graph computes what the original does (every output, within 1e-4).
+inline void check_same_outputs(const Graph &before, const Graph &after, const std::vector<Tensor> &inputs) {
+  const std::vector<Tensor> a = run_graph(before, inputs), b = run_graph(after, inputs);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].shape() == b[i].shape());
+    CHECK(max_abs_diff(a[i], b[i]) < 1e-4);
+  }
 }
 
 }  // namespace tessel::testing

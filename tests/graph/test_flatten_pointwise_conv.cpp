@@ -38,15 +38,6 @@ std::vector<std::string> kernel_groups(const Graph &g) {
   return ops;
 }
 
-void check_same_outputs(const Graph &before, const Graph &after, const std::vector<Tensor> &inputs) {
-  const std::vector<Tensor> a = run_graph(before, inputs), b = run_graph(after, inputs);
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    CHECK(a[i].shape() == b[i].shape());
-    CHECK(max_abs_diff(a[i], b[i]) < 1e-4);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("flatten_pointwise_conv runs a 1x1 conv and its epilogue flat, residual included", "[passes][flatten]") {

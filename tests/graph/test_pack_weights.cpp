@@ -205,7 +205,8 @@ TEST_CASE("pack_weights runs in the CPU pipeline only, after the target-neutral 
           "[passes][pack_weights]") {
   const ConstantEvaluator evaluate = make_constant_evaluator();
   const std::string neutral = pass_order_text(default_passes(evaluate));
-  CHECK(pass_order_text(default_passes(evaluate, PassTarget::Cpu)) == neutral + " -> pack_weights -> flatten_pointwise_conv");
+  CHECK(pass_order_text(default_passes(evaluate, PassTarget::Cpu)) ==
+        neutral + " -> pack_weights -> flatten_pointwise_conv -> block_conv_weights");
   CHECK(pass_order_text(default_passes(evaluate, PassTarget::Gpu)) == neutral);
   CHECK(layout_passes(PassTarget::Gpu).empty());
 

@@ -25,8 +25,9 @@ constexpr const char *kConvWeightBlockAttr = "tessel_weight_block";
 int64_t conv_weight_block(const Node &conv);
 
 /// Fewest input channels a blocked convolution has. A stem over 3 channels sums only
-/// 3 x taps products per output, and there the row-vectorized kernel stayed ahead: MobileNet-V2's
-/// 3x3 stride-2 stem tuned to 0.110 ms blocked (524 trials) against 0.087 ms by rows.
+/// 3 x taps products per output and gains nothing from channel vectors: MobileNet-V2's 3x3
+/// stride-2 stem tied at 128 trials (0.122 blocked, 0.121 ms by rows) and reached 0.110 ms
+/// blocked after 524, where a long tune by rows had found 0.087 ms.
 constexpr int64_t kMinBlockedInputChannels = 16;
 
 /// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no

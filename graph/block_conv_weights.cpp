@@ -20,8 +20,8 @@ Tensor blocked(const Tensor &w, int64_t block) {
   auto *dst = static_cast<uint8_t *>(out.data());
   for (int64_t o = 0; o < m; ++o)
     for (int64_t k = 0; k < per_channel; ++k) {
-      const int64_t to = ((o / block) * per_channel + k) * block + o % block;
-      std::memcpy(dst + to * element, src + (o * per_channel + k) * element, element);
+      std::memcpy(dst + blocked_weight_offset(o, k, per_channel, block) * element, src + (o * per_channel + k) * element,
+                  element);
     }
   return out;
 }
@@ -44,6 +44,17 @@ bool blockable(const GraphRewriter &rw, int n) {
 }  // namespace
 
 int64_t conv_weight_block(const Node &conv) { return conv.attributes.get_int(kConvWeightBlockAttr, 1); }
+
+std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked_shape) {
+  const int64_t block = blocked_shape.back();
+  const int64_t m = blocked_shape.front() * block;
+  int64_t per_channel = 1;
+  for (size_t d = 1; d + 1 < blocked_shape.size(); ++d) per_channel *= blocked_shape[d];
+  std::vector<float> plain(static_cast<size_t>(m * per_channel));
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t k = 0; k < per_channel; ++k) plain[o * per_channel + k] = data[blocked_weight_offset(o, k, per_channel, block)];
+  return plain;
+}
 
 Result<Graph> block_conv_weights(Graph graph) {
   return guarded([&]() -> Graph {

@@ -7,6 +7,7 @@
 // input element as one broadcast. A layout pass, run for the CPU target only
 // (layout_passes in pass_manager.h).
 #include <cstdint>
+#include <vector>
 
 #include "graph/graph.h"
 #include "graph/result.h"
@@ -23,6 +24,16 @@ constexpr const char *kConvWeightBlockAttr = "tessel_weight_block";
 
 /// The output-channel block of a Conv node's weight (1 when not blocked).
 int64_t conv_weight_block(const Node &conv);
+
+/// Where weight element (output channel o, element k of that channel's C x kernel values)
+/// sits in the blocked layout.
+inline int64_t blocked_weight_offset(int64_t o, int64_t k, int64_t per_channel, int64_t block) {
+  return ((o / block) * per_channel + k) * block + o % block;
+}
+
+/// A blocked f32 weight [M / block, C, kernel..., block] back in ONNX's [M, C, kernel...]
+/// order (for libraries that read that layout).
+std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked_shape);
 
 /// Fewest input channels a blocked convolution has. A stem over 3 channels sums only
 /// 3 x taps products per output and gains nothing from channel vectors: MobileNet-V2's 3x3

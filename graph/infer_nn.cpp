@@ -75,7 +75,7 @@ void check_bias(const InferenceContext &ctx, size_t index, int64_t channels) {
 
 std::vector<TensorType> infer_conv(const InferenceContext &ctx) {
   // block_conv_weights stores W as [M / block, C, kernel..., block].
-  const int64_t block = ctx.attrs().get_int(kConvWeightBlockAttr, 1);
+  const int64_t block = conv_weight_block(ctx.node);
   if (block < 1) ctx.fail(std::string(kConvWeightBlockAttr) + " must be >= 1, got " + std::to_string(block));
   const size_t spatial = check_conv_operands(ctx, block);
   const Shape &x = ctx.input(0).shape, &w = ctx.input(1).shape;

@@ -349,6 +349,24 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
   });
 }
 
+/// The zero-padded input as a Func in Halide order (spatial innermost first, channel,
+/// batch), computed at root when `schedule` (Halide's autoschedulers place it themselves).
+Func padded_input(const ConvProblem &p, bool schedule) {
+  const size_t spatial = p.kernel.size();
+  std::vector<Var> args;
+  std::vector<Expr> coords(spatial);
+  for (size_t d = spatial; d-- > 0;) {
+    args.emplace_back("u" + std::to_string(d));
+    coords[d] = args.back();
+  }
+  Var ch("ch"), batch("batch");
+  args.insert(args.end(), {ch, batch});
+  Func padded(func_name(p.name, "padded"));
+  padded(args) = p.source_value(coords, ch, batch);
+  if (schedule) schedule_source(padded, p.input_elements, static_cast<int>(spatial));
+  return padded;
+}
+
 /// The built-in kernel of a 2-D convolution over a weight blocked by B output channels
 /// (block_conv_weights): acc(lane, x, y, block, n) accumulates a register tile of two blocks
 /// of B channels (vectors) by up to 7 positions of a row over all input channels and taps,
@@ -357,13 +375,7 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
   const TensorType &out = ctx.output_type(0);
   const Halide::Type acc_type = math_type(out.dtype);
   const int64_t width = p.out_shape[3], blocks = p.out_shape[1] / block;
-  Func source = p.unpadded_input;
-  if (!source.defined()) {
-    Var u0("u0"), u1("u1"), ch("ch"), batch("batch");
-    source = Func(func_name(p.name, "padded"));
-    source(u1, u0, ch, batch) = p.source_value({u0, u1}, ch, batch);
-    schedule_source(source, p.input_elements, 2);
-  }
+  const Func source = p.unpadded_input.defined() ? p.unpadded_input : padded_input(p, true);
   RDom r({{0, static_cast<int>(p.kernel[1])}, {0, static_cast<int>(p.kernel[0])},
           {0, static_cast<int>(p.channels_per_group)}},
          func_name(p.name, "r"));
@@ -449,17 +461,7 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t b
   } else {
     // The zero-padded input, materialized once (a fixed internal stage, not part of the
     // schedule): the accumulation loop then reads it without bounds selects.
-    std::vector<Var> args;
-    std::vector<Expr> padded_coords(spatial);
-    for (size_t d = spatial; d-- > 0;) {
-      args.emplace_back("u" + std::to_string(d));
-      padded_coords[d] = args.back();
-    }
-    Var ch("ch"), batch("batch");
-    args.insert(args.end(), {ch, batch});
-    Func padded(func_name(p.name, "padded"));
-    padded(args) = p.source_value(padded_coords, ch, batch);
-    if (!ctx.unscheduled) schedule_source(padded, p.input_elements, static_cast<int>(args.size()) - 2);
+    Func padded = padded_input(p, !ctx.unscheduled);
     std::vector<Expr> index;  // Halide order
     for (size_t d = spatial; d-- > 0;) index.push_back(coords[d]);
     index.push_back(channel);
@@ -543,15 +545,14 @@ std::vector<TensorFunc> conv_rule(const ComputeContext &ctx) {
   p.channels_per_group = w.shape[1];
   p.out_channels_per_group = out.shape[1] / group;
   // A weight blocked by B output channels (block_conv_weights) is [M / B, C, kernel..., B].
-  const int64_t block = ctx.attrs().get_int(kConvWeightBlockAttr, 1);
+  const int64_t block = conv_weight_block(ctx.node);
   p.blocked_weight = [w](Expr block_index, Expr lane, Expr ic, const std::vector<Expr> &k) {
     std::vector<Expr> index = {block_index, ic};
     index.insert(index.end(), k.begin(), k.end());
     index.push_back(lane);
     return w.at(index);
   };
-  p.weight = [w, block, blocked = p.blocked_weight](Expr m, Expr ic, const std::vector<Expr> &k) {
-    if (block > 1) return blocked(m / static_cast<int>(block), m % static_cast<int>(block), ic, k);
+  p.weight = [w](Expr m, Expr ic, const std::vector<Expr> &k) {  // unblocked only
     std::vector<Expr> index = {m, ic};
     index.insert(index.end(), k.begin(), k.end());
     return w.at(index);

@@ -6,14 +6,14 @@
 // stage's other loops, and leaves the stage folding over the listed RVars only.
 #include "schedule/schedule_tree.h"
 
-#include "schedule/sketch.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
+
+#include "schedule/sketch.h"
 
 namespace tessel {
 namespace {

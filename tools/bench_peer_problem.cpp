@@ -137,12 +137,8 @@ Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
   if (const int64_t block = conv_weight_block(node); block > 1) {
     // block_conv_weights stored W as [K / block, C, R, S, block]; peers read [K, C, R, S].
     const std::vector<int64_t> &s = w->shape;
-    const int64_t k = s[0] * block, per_channel = s[1] * s[2] * s[3];
-    auto plain = std::make_shared<std::vector<float>>(static_cast<size_t>(k * per_channel));
-    for (int64_t o = 0; o < k; ++o)
-      for (int64_t i = 0; i < per_channel; ++i)
-        (*plain)[o * per_channel + i] = w->data[((o / block) * per_channel + i) * block + o % block];
-    problem.inputs[1] = bench::PeerBuffer{plain->data(), {k, s[1], s[2], s[3]}};
+    auto plain = std::make_shared<std::vector<float>>(unblocked_conv_weight(w->data, s));
+    problem.inputs[1] = bench::PeerBuffer{plain->data(), {s[0] * block, s[1], s[2], s[3]}};
     problem.storage.push_back(plain);
   }
   const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),

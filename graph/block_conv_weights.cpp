@@ -38,7 +38,7 @@ bool blockable(const GraphRewriter &rw, int n) {
   if (value.dtype() != DType::Float32 || value.rank() != 4) return false;
   if (node.attributes.get_int("group", 1) != 1) return false;
   const Shape &s = value.shape();
-  return s[0] % kConvWeightBlock == 0 && s[1] >= kMinBlockedInputChannels && s[2] * s[3] > 1;
+  return s[0] % kConvWeightBlock == 0 && s[2] * s[3] > 1 && s[1] * s[2] * s[3] >= kMinBlockedReduction;
 }
 
 }  // namespace

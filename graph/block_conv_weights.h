@@ -35,16 +35,19 @@ inline int64_t blocked_weight_offset(int64_t o, int64_t k, int64_t per_channel, 
 /// order (for libraries that read that layout).
 std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked_shape);
 
-/// Fewest input channels a blocked convolution has. A stem over 3 channels sums only
-/// 3 x taps products per output and gains nothing from channel vectors: MobileNet-V2's 3x3
-/// stride-2 stem tied at 128 trials (0.122 blocked, 0.121 ms by rows) and reached 0.110 ms
-/// blocked after 524, where a long tune by rows had found 0.087 ms.
-constexpr int64_t kMinBlockedInputChannels = 16;
+/// Fewest products (input channels x taps) a blocked convolution sums per output. The
+/// blocked accumulator is transposed back to NCHW once per output vector, a cost the
+/// reduction amortizes; a short one does not pay for it. MobileNet-V2's 3x3 stride-2 stem
+/// (3 x 9 = 27) tied at 128 trials (0.122 blocked, 0.121 ms by rows) and reached 0.110 ms
+/// blocked after 524, where a long tune by rows had found 0.087 ms. ResNet-18's 7x7
+/// stride-2 stem (3 x 49 = 147) reached 0.588 ms blocked after 300 trials, against 0.683 ms
+/// by rows after 2000, and 0.69-0.72 ms in the graph against 0.92-0.98.
+constexpr int64_t kMinBlockedReduction = 128;
 
 /// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no
 /// other node, 2 spatial axes with more than one tap (1x1 convolutions are matrix
 /// products that flatten_pointwise_conv serves; blocking MobileNet-V2's 7x7 ones measured
-/// within 7% either way), at least kMinBlockedInputChannels input channels and a multiple
+/// within 7% either way), at least kMinBlockedReduction products per output and a multiple
 /// of 16 output channels.
 Result<Graph> block_conv_weights(Graph graph);
 

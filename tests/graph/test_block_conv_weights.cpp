@@ -82,12 +82,17 @@ TEST_CASE("block_conv_weights: strided and 5x5 convolutions compute what they di
   const Graph out = blocked_graph(wide.g);
   CHECK(conv_weight(out).shape() == Shape{3, 16, 5, 5, 16});
   check_same_on_random_x(wide.g, out, rng);
+  // A 7x7 stride-2 stem over 3 input channels sums 147 products per output: blocked too.
+  Builder stem = conv_graph(3, 64, 7, 1, rng, 2);
+  const Graph stem_out = blocked_graph(stem.g);
+  CHECK(conv_weight(stem_out).shape() == Shape{4, 3, 7, 7, 16});
+  check_same_on_random_x(stem.g, stem_out, rng);
 }
 
 TEST_CASE("block_conv_weights leaves convolutions it cannot block as they are", "[passes][block_conv]") {
   std::mt19937 rng(23);
   // 1x1 (a matrix product, flatten_pointwise_conv's), grouped, 24 output channels, and a
-  // stem over 3 input channels.
+  // 3x3 stem over 3 input channels (27 products per output).
   for (const auto &[c, m, k, group] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
            {16, 32, 1, 1}, {32, 32, 3, 32}, {16, 24, 3, 1}, {3, 32, 3, 1}}) {
     Builder b = conv_graph(c, m, k, group, rng);

@@ -8,6 +8,7 @@
 
 #include "graph/fuse.h"
 #include "graph/shape_inference.h"
+#include "runtime/optimize_graph.h"
 #include "schedule/sampler.h"
 #include "tuner/measure.h"
 #include "tuner/schedule_benchmark.h"
@@ -140,6 +141,11 @@ Result<std::optional<Schedule>> tuned_schedule(std::shared_ptr<const Graph> grap
 
 std::vector<KernelRow> rows_for(const std::string &kernel_label, double flops, std::shared_ptr<const Graph> graph,
                                 Tensor input, const std::vector<float> *reference, const TesselRowOptions &options) {
+  // The kernel a model's node of this shape runs: with the CPU layout passes (a conv's
+  // weight blocked by output channels).
+  auto laid_out = optimize_graph(*graph);
+  if (!laid_out.ok()) return {unavailable_row(kernel_label, "tessel", laid_out.error().message)};
+  graph = std::make_shared<const Graph>(std::move(laid_out.value()));
   auto task = make_task_instance(graph, partition_graph(*graph).front());
   if (!task.ok()) return {unavailable_row(kernel_label, "tessel", task.error().message)};
   std::vector<KernelRow> rows;

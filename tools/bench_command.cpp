@@ -98,14 +98,19 @@ Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::s
   BenchmarkGraphOptions graph_options;
   graph_options.bias_relu = options.bias_relu;
   if (!options.chain.empty()) graph_options.chain = options.chain;
-  auto graph = make_benchmark_graph(options.kind, options.spec, graph_options);
+  auto built = make_benchmark_graph(options.kind, options.spec, graph_options);
+  if (!built.ok()) return built.error();
+  OptimizeOptions optimize = options.optimize;
+  optimize.target = options.target;
+  auto graph = optimize_as_told(*built.value(), optimize);
   if (!graph.ok()) return graph.error();
-  tuning_graph = graph.value();
-  const std::vector<FusedGroup> groups = partition_graph(*graph.value());
+  auto shared = std::make_shared<const Graph>(std::move(graph.value()));
+  tuning_graph = shared;
+  const std::vector<FusedGroup> groups = partition_graph(*shared);
   if (groups.size() != 1) return make_error("the " + options.kind + " benchmark graph does not fuse into one kernel");
   std::string label = options.kind + " " + options.spec;
   if (options.bias_relu) label += " +bias+relu";
-  auto added = add(graph.value(), groups.front(), label, 1);
+  auto added = add(shared, groups.front(), label, 1);
   if (!added.ok()) return added.error();
   return tasks;
 }

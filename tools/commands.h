@@ -124,5 +124,9 @@ int fail(const std::string &message);
 
 /// load_model, then the graph optimizer as the options say; errors are printed by callers.
 Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options);
+/// The graph optimizer as the options say, on a graph a tool built itself (the kernel of
+/// `tessel tune --op` or `tessel bench KIND`): with the target's layout passes, so that it
+/// tunes and times what a model's node of the same shape runs, under the same workload key.
+Result<Graph> optimize_as_told(Graph graph, const OptimizeOptions &options);
 
 }  // namespace tessel

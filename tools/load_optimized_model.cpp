@@ -6,15 +6,21 @@
 
 namespace tessel {
 
-Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options) {
+Result<Graph> optimize_as_told(Graph graph, const OptimizeOptions &options) {
   auto target = parse_target(options.target);
   if (!target.ok()) return target.error();
-  auto graph = load_model(path);
-  if (!graph.ok() || !options.enabled) return graph;
+  if (!options.enabled) return graph;
   PassOptions passes;
   passes.skip.insert(options.skip.begin(), options.skip.end());
   if (options.print_after_each) passes.print_after_each = &std::cerr;
-  auto optimized = optimize_graph(std::move(graph.value()), passes, target.value());
+  return optimize_graph(std::move(graph), passes, target.value());
+}
+
+Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options) {
+  if (auto target = parse_target(options.target); !target.ok()) return target.error();
+  auto graph = load_model(path);
+  if (!graph.ok()) return graph;
+  auto optimized = optimize_as_told(std::move(graph.value()), options);
   if (!optimized.ok()) return make_error(path + ": " + optimized.error().message);
   return optimized;
 }

@@ -126,6 +126,7 @@ int run_artifact_command(const RunOptions &options) {
   ModuleOptions load_options;
   load_options.threads = options.threads;
   load_options.profile = options.profile;
+  load_options.weights_in_huge_pages = !options.mapped_weights;
   try {
     const auto load_start = std::chrono::steady_clock::now();
     Module module = Module::load(options.model_path, load_options);

@@ -32,6 +32,7 @@ struct RunOptions {
   std::string db_path;
   /// Artifacts: time every kernel call and print where a run's time goes.
   bool profile = false;
+  bool mapped_weights = false;  // artifacts: keep weights.bin mapped, not copied into huge pages
 };
 int run_command(const RunOptions &options);
 

@@ -20,6 +20,7 @@
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/cpu_features.h"
 #include "runtime/deploy/execution_plan.h"
+#include "runtime/deploy/huge_page_buffer.h"
 #include "runtime/deploy/spin_pool.h"
 
 #ifndef TESSEL_VERSION
@@ -159,11 +160,14 @@ struct Module::Impl {
   ArtifactManifest manifest;
   std::vector<TensorDesc> inputs, outputs;
 
-  void *weights = nullptr;  // mmap of weights.bin, or null when it is empty
+  void *weights = nullptr;  // mmap of weights.bin or its copy in huge pages; null when empty
   size_t weights_size = 0;
+  void *weights_mapping = nullptr;  // the mmap of weights.bin while it is in use
+  HugePageBuffer weights_copy;
   void *library = nullptr;  // dlopen handle of kernels.so
   std::string library_key;  // its realpath, in loaded_libraries()
-  uint8_t *arena = nullptr;
+  HugePageBuffer arena_memory;
+  uint8_t *arena = nullptr;  // arena_memory's bytes
 
   std::vector<KernelCall> kernels;
   std::vector<CopyCall> copies;
@@ -177,8 +181,7 @@ struct Module::Impl {
   Impl &operator=(const Impl &) = delete;
 
   ~Impl() {
-    std::free(arena);
-    if (weights) ::munmap(weights, weights_size);
+    if (weights_mapping) ::munmap(weights_mapping, weights_size);
     if (library) {
       std::lock_guard<std::mutex> lock(library_mutex());
       ::dlclose(library);
@@ -465,9 +468,17 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
     int err = errno;
     ::close(fd);
     if (map == MAP_FAILED) return make_error(weights_path + ": cannot map: " + std::strerror(err));
-    weights = map;
+    weights = weights_mapping = map;
   }
   if (Result<void> r = check_hash(manifest.weights, weights, weights_size); !r.ok()) return r;
+  if (weights_mapping && options.weights_in_huge_pages) {
+    if (!weights_copy.allocate(weights_size))
+      return fail("cannot allocate " + std::to_string(weights_size) + " bytes for the weights: " + std::strerror(errno));
+    std::memcpy(weights_copy.data(), weights_mapping, weights_size);
+    ::munmap(weights_mapping, weights_size);
+    weights_mapping = nullptr;
+    weights = weights_copy.data();
+  }
 
   // kernels.so: hashed from the file, then opened.
   const std::string kernels_path = join_path(path, manifest.kernels.path);
@@ -481,9 +492,10 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   // The arena, once, aligned; at least one line so no buffer's host pointer is null (Halide
   // would take a null host for a bounds query).
   const size_t arena_size = (static_cast<size_t>(manifest.arena_bytes) + kAlignment - 1) / kAlignment * kAlignment;
-  arena = static_cast<uint8_t *>(std::aligned_alloc(kAlignment, std::max(arena_size, kAlignment)));
-  if (!arena) return fail("cannot allocate the arena of " + std::to_string(manifest.arena_bytes) + " bytes");
-  std::memset(arena, 0, std::max(arena_size, kAlignment));
+  if (!arena_memory.allocate(std::max(arena_size, kAlignment)))
+    return fail("cannot allocate the arena of " + std::to_string(manifest.arena_bytes) + " bytes: " + std::strerror(errno));
+  arena = arena_memory.data();
+  std::memset(arena, 0, std::max(arena_size, kAlignment));  // its pages are faulted in now, not in the first run
 
   if (Result<void> r = build_steps(plan.value()); !r.ok()) return r;
   profile = options.profile;

@@ -18,6 +18,7 @@
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/cpu_features.h"
 #include "runtime/deploy/execution_plan.h"
+#include "runtime/deploy/huge_page_buffer.h"
 #include "runtime/deploy/json_value.h"
 #include "runtime/deploy/module.h"
 #include "runtime/deploy/spin_pool.h"
@@ -518,6 +519,21 @@ TEST_CASE("Module::load: versions, target, CPU, files and plan bounds", "[deploy
   CHECK_THAT(load_error(artifact("threads.tsl", fake_manifest()), ModuleOptions{-1, true}), Catch::Contains("threads"));
 }
 
+TEST_CASE("huge-page buffers: 2 MiB aligned, zeroed, movable", "[deploy]") {
+  deploy::HugePageBuffer buffer;
+  REQUIRE(buffer.allocate(3 << 20));
+  CHECK(buffer.size() == size_t{3} << 20);
+  CHECK(reinterpret_cast<uintptr_t>(buffer.data()) % (2 << 20) == 0);
+  CHECK(std::all_of(buffer.data(), buffer.data() + buffer.size(), [](uint8_t b) { return b == 0; }));
+  buffer.data()[buffer.size() - 1] = 7;
+  deploy::HugePageBuffer moved = std::move(buffer);
+  CHECK(buffer.data() == nullptr);
+  CHECK(moved.data()[moved.size() - 1] == 7);
+  deploy::HugePageBuffer tiny;
+  REQUIRE(tiny.allocate(0));  // an empty arena still gets a valid pointer
+  CHECK(tiny.data() != nullptr);
+}
+
 TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors", "[deploy]") {
   TempDir tmp;
   const std::string kernels = build_fake_kernels(tmp.path);
@@ -612,6 +628,13 @@ TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors
   {
     Module other = Module::load(dir.string());
     CHECK(other.run({x})[1].data_as<float>()[5] == 56.0f);
+  }
+  // Weights read from the file mapping instead of their copy in huge pages: the same results.
+  {
+    ModuleOptions mapped;
+    mapped.weights_in_huge_pages = false;
+    Module other = Module::load(dir.string(), mapped);
+    CHECK(other.run({x})[0].data_as<float>()[5] == 62.0f);
   }
 
   // Movable: the moved-to Module runs, the moved-from one says so.

@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
   run_cmd->add_flag("--profile", run.profile,
                     "artifacts: time every kernel call; print each one's median against its tuning record");
   run_cmd->add_flag("--mapped-weights", run.mapped_weights,
-                    "artifacts: run from the read-only mapping of weights.bin instead of a copy in huge pages");
+                    "artifacts: map weights.bin read-only instead of reading it into huge pages");
 
   auto add_optimize_flags = [](CLI::App *cmd, tessel::OptimizeOptions &o) {
     cmd->add_flag("!--no-passes", o.enabled, "run the graph as imported, without the optimizer's passes");

@@ -89,14 +89,13 @@ std::string join_path(const std::string &dir, const std::string &name) {
   return dir + "/" + name;
 }
 
-Result<std::string> read_file(const std::string &path, size_t expected_size) {
+/// Reads exactly `size` bytes of the file at `path` into `destination`.
+Result<void> read_exactly(const std::string &path, uint8_t *destination, size_t size) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(path + ": cannot open: " + std::strerror(errno));
-  std::string data;
-  data.resize(expected_size);
   size_t done = 0;
-  while (done < expected_size) {
-    ssize_t n = ::read(fd, &data[done], expected_size - done);
+  while (done < size) {
+    ssize_t n = ::read(fd, destination + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       int err = errno;
@@ -106,6 +105,13 @@ Result<std::string> read_file(const std::string &path, size_t expected_size) {
     done += static_cast<size_t>(n);
   }
   ::close(fd);
+  return {};
+}
+
+Result<std::string> read_file(const std::string &path, size_t expected_size) {
+  std::string data(expected_size, '\0');
+  if (Result<void> r = read_exactly(path, reinterpret_cast<uint8_t *>(data.data()), expected_size); !r.ok())
+    return r.error();
   return data;
 }
 
@@ -160,9 +166,9 @@ struct Module::Impl {
   ArtifactManifest manifest;
   std::vector<TensorDesc> inputs, outputs;
 
-  void *weights = nullptr;  // mmap of weights.bin or its copy in huge pages; null when empty
+  void *weights = nullptr;  // weights.bin, read into huge pages or mapped; null when empty
   size_t weights_size = 0;
-  void *weights_mapping = nullptr;  // the mmap of weights.bin while it is in use
+  void *weights_mapping = nullptr;  // the mmap of weights.bin, when mapped
   HugePageBuffer weights_copy;
   void *library = nullptr;  // dlopen handle of kernels.so
   std::string library_key;  // its realpath, in loaded_libraries()
@@ -458,10 +464,17 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   for (const ArtifactTensor &t : manifest.inputs) inputs.push_back({t.name, t.dtype, t.shape});
   for (const ArtifactTensor &t : manifest.outputs) outputs.push_back({t.name, t.dtype, t.shape});
 
-  // weights.bin: mapped read-only; the kernels only read it.
+  // weights.bin: read into huge pages (ModuleOptions::weights_in_huge_pages) or mapped
+  // read-only; the kernels only read it.
   const std::string weights_path = join_path(path, manifest.weights.path);
   weights_size = static_cast<size_t>(manifest.weights.bytes);
-  if (weights_size > 0) {
+  if (weights_size > 0 && options.weights_in_huge_pages) {
+    // Read straight into huge pages, so that no second copy is ever resident.
+    if (!weights_copy.allocate(weights_size))
+      return fail("cannot allocate " + std::to_string(weights_size) + " bytes for the weights: " + std::strerror(errno));
+    if (Result<void> r = read_exactly(weights_path, weights_copy.data(), weights_size); !r.ok()) return r;
+    weights = weights_copy.data();
+  } else if (weights_size > 0) {
     int fd = ::open(weights_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return make_error(weights_path + ": cannot open: " + std::strerror(errno));
     void *map = ::mmap(nullptr, weights_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -471,14 +484,6 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
     weights = weights_mapping = map;
   }
   if (Result<void> r = check_hash(manifest.weights, weights, weights_size); !r.ok()) return r;
-  if (weights_mapping && options.weights_in_huge_pages) {
-    if (!weights_copy.allocate(weights_size))
-      return fail("cannot allocate " + std::to_string(weights_size) + " bytes for the weights: " + std::strerror(errno));
-    std::memcpy(weights_copy.data(), weights_mapping, weights_size);
-    ::munmap(weights_mapping, weights_size);
-    weights_mapping = nullptr;
-    weights = weights_copy.data();
-  }
 
   // kernels.so: hashed from the file, then opened.
   const std::string kernels_path = join_path(path, manifest.kernels.path);

@@ -32,9 +32,9 @@ struct ModuleOptions {
   int threads = 0;             // threads of the kernels' parallel loops (spin_pool.h); 0: HL_NUM_THREADS or all cores
   bool verify_hashes = true;   // check every file against the manifest's FNV-1a 64 hashes
   bool profile = false;        // time every kernel call of every run (see Module::kernel_times)
-  /// Copy the weights from their mapping into transparent huge pages (huge_page_buffer.h):
-  /// fewer TLB misses on every run, for a copy at load and memory no longer shared with
-  /// other processes mapping the same artifact. false keeps the read-only file mapping.
+  /// Read the weights into transparent huge pages (huge_page_buffer.h): fewer TLB misses
+  /// on every run, for a copy at load and memory no longer shared with other processes
+  /// running the same artifact. false maps weights.bin read-only instead.
   bool weights_in_huge_pages = true;
 };
 
@@ -54,8 +54,8 @@ struct TensorDesc {
 class Module {
  public:
   /// Loads the artifact directory at `path`: reads and checks the manifest (format and
-  /// tessel version, target, this CPU's features), file sizes and hashes, the plan; maps
-  /// the weights (and copies them into huge pages, ModuleOptions::weights_in_huge_pages);
+  /// tessel version, target, this CPU's features), file sizes and hashes, the plan; reads
+  /// the weights into huge pages or maps them (ModuleOptions::weights_in_huge_pages);
   /// opens the kernels; allocates the arena (in huge pages).
   static Module load(const std::string &path, const ModuleOptions &options = {});
 

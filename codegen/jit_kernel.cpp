@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codegen/halide_errors.h"
+#include "runtime/deploy/spin_pool.h"
 #include "schedule/node_pipeline_internal.h"
 #include "schedule/op_compute.h"
 
@@ -35,6 +36,15 @@ struct ErrorCapture : Halide::JITUserContext {
       if (self->message.empty()) self->message = msg;
     };
     handlers.custom_print = [](Halide::JITUserContext *, const char *) {};
+    // Parallel loops run on the deploy runtime's pool, as in an artifact, so that a kernel
+    // measured here pays what it pays there to start one. Halide's own pool parks its workers
+    // after every loop; waking them costs tens of microseconds on a virtual machine, which
+    // made the tuner prefer serial schedules for kernels under ~50 us that the deployed
+    // pool runs in parallel at little cost.
+    handlers.custom_do_par_for = [](Halide::JITUserContext *ctx, int (*task)(Halide::JITUserContext *, int, uint8_t *),
+                                    int min, int extent, uint8_t *closure) {
+      return deploy::spin_pool_par_for(ctx, reinterpret_cast<deploy::HalideTask>(task), min, extent, closure);
+    };
   }
 };
 

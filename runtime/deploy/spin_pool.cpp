@@ -1,5 +1,7 @@
 #include "runtime/deploy/spin_pool.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -49,7 +51,9 @@ class SpinPool {
     stop_workers();
     stop_.store(false);
     blocks_ = std::vector<Block>(participants);
-    for (size_t i = 1; i < participants; ++i) workers_.emplace_back([this, i] { work(i); });
+    // A worker joins every loop after the current one, even one submitted before it starts.
+    const uint64_t current = generation_.load();
+    for (size_t i = 1; i < participants; ++i) workers_.emplace_back([this, i, current] { work(i, current); });
   }
 
   int threads() {
@@ -124,8 +128,7 @@ class SpinPool {
     }
   }
 
-  void work(size_t home) {
-    uint64_t seen = generation_.load();
+  void work(size_t home, uint64_t seen) {
     while (!stop_.load()) {
       auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
       uint64_t generation;
@@ -184,13 +187,22 @@ int default_threads() {
 }
 
 SpinPool &pool() {
-  // Never destroyed: kernels may still run from other static destructors at exit.
-  static SpinPool *p = [] {
-    auto *created = new SpinPool;
-    created->set_threads(default_threads());
-    return created;
-  }();
-  return *p;
+  // Never destroyed: kernels may still run from other static destructors at exit. A forked
+  // child (the tuner measures every candidate in one) has none of its parent's workers, and
+  // may hold copies of locked mutexes: it starts a pool of its own and abandons the copy.
+  static std::atomic<SpinPool *> p{nullptr};
+  static std::atomic<pid_t> owner{0};  // stored after p: seeing this process's pid means p is its pool
+  static std::mutex creating;
+  if (owner.load(std::memory_order_acquire) != ::getpid()) {
+    std::lock_guard<std::mutex> lock(creating);
+    if (owner.load(std::memory_order_acquire) != ::getpid()) {
+      auto *created = new SpinPool;
+      created->set_threads(default_threads());
+      p.store(created, std::memory_order_relaxed);
+      owner.store(::getpid(), std::memory_order_release);
+    }
+  }
+  return *p.load(std::memory_order_relaxed);
 }
 
 }  // namespace

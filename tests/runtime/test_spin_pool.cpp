@@ -3,7 +3,11 @@
 // thread count can change between loops.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -121,5 +125,37 @@ TEST_CASE("spin pool changes its thread count between loops", "[deploy][spin_poo
   }
   spin_pool_set_threads(0);  // below one: the caller alone
   CHECK(spin_pool_threads() == 1);
+  spin_pool_set_threads(2);
+}
+
+TEST_CASE("a forked child gets a pool of its own, with workers", "[deploy][spin_pool]") {
+  // The tuner measures each candidate in a child forked from a process whose pool may be
+  // running: the child must not wait on the parent's workers, which it does not have.
+  spin_pool_set_threads(3);
+  Counts parent(300);
+  REQUIRE(spin_pool_par_for(nullptr, count_task, 0, 300, reinterpret_cast<uint8_t *>(&parent)) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // Iterations of 20 us each, so that a worker of the child's pool, if it has one, joins in.
+    Counts c(400);
+    const int error = spin_pool_par_for(
+        nullptr,
+        [](void *context, int index, uint8_t *closure) {
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+          return count_task(context, index, closure);
+        },
+        0, 400, reinterpret_cast<uint8_t *>(&c));
+    bool each_once = true;
+    for (const auto &h : c.hits) each_once = each_once && h.load() == 1;
+    const char *env = std::getenv("HL_NUM_THREADS");
+    const int expected = env && std::atoi(env) > 0 ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
+    // Exit codes: 0 right; 1 an iteration ran twice or never; 2 no worker of the child ran any.
+    ::_exit(error != 0 || !each_once ? 1 : expected >= 2 && c.threads.size() < 2 ? 2 : 0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
   spin_pool_set_threads(2);
 }

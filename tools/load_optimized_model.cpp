@@ -17,7 +17,6 @@ Result<Graph> optimize_as_told(Graph graph, const OptimizeOptions &options) {
 }
 
 Result<Graph> load_optimized_model(const std::string &path, const OptimizeOptions &options) {
-  if (auto target = parse_target(options.target); !target.ok()) return target.error();
   auto graph = load_model(path);
   if (!graph.ok()) return graph;
   auto optimized = optimize_as_told(std::move(graph.value()), options);

@@ -37,9 +37,7 @@ int tune_command(const TuneCommandOptions &options) {
   if (!options.op.empty()) {
     auto kernel = make_benchmark_graph(options.op, options.shape);
     if (!kernel.ok()) return fail(kernel.error().message);
-    OptimizeOptions optimize = options.optimize;
-    optimize.target = options.target;
-    graph = optimize_as_told(*kernel.value(), optimize);
+    graph = optimize_as_told(*kernel.value(), options.optimize);
   } else {
     graph = load_optimized_model(options.model_path, options.optimize);
   }

@@ -1,6 +1,6 @@
 #include "runtime/deploy/spin_pool.h"
 
-#include <unistd.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
@@ -186,23 +186,23 @@ int default_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+std::atomic<SpinPool *> g_pool{nullptr};
+
 SpinPool &pool() {
   // Never destroyed: kernels may still run from other static destructors at exit. A forked
   // child (the tuner measures every candidate in one) has none of its parent's workers, and
-  // may hold copies of locked mutexes: it starts a pool of its own and abandons the copy.
-  static std::atomic<SpinPool *> p{nullptr};
-  static std::atomic<pid_t> owner{0};  // stored after p: seeing this process's pid means p is its pool
+  // may hold copies of locked mutexes: the fork handler drops the copy, and the child's
+  // first loop starts a pool of its own. The check costs the hot path one atomic load.
+  if (SpinPool *p = g_pool.load(std::memory_order_acquire)) return *p;
   static std::mutex creating;
-  if (owner.load(std::memory_order_acquire) != ::getpid()) {
-    std::lock_guard<std::mutex> lock(creating);
-    if (owner.load(std::memory_order_acquire) != ::getpid()) {
-      auto *created = new SpinPool;
-      created->set_threads(default_threads());
-      p.store(created, std::memory_order_relaxed);
-      owner.store(::getpid(), std::memory_order_release);
-    }
-  }
-  return *p.load(std::memory_order_relaxed);
+  static const bool fork_handler = [] { return ::pthread_atfork(nullptr, nullptr, [] { g_pool.store(nullptr); }) == 0; }();
+  (void)fork_handler;
+  std::lock_guard<std::mutex> lock(creating);
+  if (SpinPool *p = g_pool.load(std::memory_order_acquire)) return *p;
+  auto *created = new SpinPool;
+  created->set_threads(default_threads());
+  g_pool.store(created, std::memory_order_release);
+  return *created;
 }
 
 }  // namespace

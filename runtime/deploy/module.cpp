@@ -168,7 +168,8 @@ struct Module::Impl {
 
   void *weights = nullptr;  // weights.bin, read into huge pages or mapped; null when empty
   size_t weights_size = 0;
-  void *weights_mapping = nullptr;  // the mmap of weights.bin, when mapped
+  void *weights_mapping = nullptr;  // the region weights.bin is mapped into, when mapped
+  size_t weights_mapping_bytes = 0;
   HugePageBuffer weights_copy;
   void *library = nullptr;  // dlopen handle of kernels.so
   std::string library_key;  // its realpath, in loaded_libraries()
@@ -187,7 +188,7 @@ struct Module::Impl {
   Impl &operator=(const Impl &) = delete;
 
   ~Impl() {
-    if (weights_mapping) ::munmap(weights_mapping, weights_size);
+    if (weights_mapping) ::munmap(weights_mapping, weights_mapping_bytes);
     if (library) {
       std::lock_guard<std::mutex> lock(library_mutex());
       ::dlclose(library);
@@ -477,11 +478,22 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   } else if (weights_size > 0) {
     int fd = ::open(weights_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return make_error(weights_path + ": cannot open: " + std::strerror(errno));
-    void *map = ::mmap(nullptr, weights_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    // A readable page on either side, as HugePageBuffer leaves (Halide may read a few bytes
+    // past a buffer's edge): the file is mapped into the middle of a reserved region.
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t reserved = (weights_size + page - 1) / page * page + 2 * page;
+    void *region = ::mmap(nullptr, reserved, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *map = region == MAP_FAILED ? MAP_FAILED
+                                     : ::mmap(static_cast<uint8_t *>(region) + page, weights_size, PROT_READ,
+                                              MAP_PRIVATE | MAP_FIXED, fd, 0);
     int err = errno;
     ::close(fd);
+    if (region != MAP_FAILED) {
+      weights_mapping = region;
+      weights_mapping_bytes = reserved;
+    }
     if (map == MAP_FAILED) return make_error(weights_path + ": cannot map: " + std::strerror(err));
-    weights = weights_mapping = map;
+    weights = map;
   }
   if (Result<void> r = check_hash(manifest.weights, weights, weights_size); !r.ok()) return r;
 
@@ -581,6 +593,25 @@ std::vector<KernelTimes> Module::kernel_times() const {
   if (!m.profile) return out;
   for (size_t i = 0; i < m.kernels.size(); ++i) out.push_back({m.kernels[i].symbol, static_cast<int>(i), m.kernel_ms[i]});
   return out;
+}
+
+void Module::clear_kernel_times() {
+  Impl &m = checked(impl_);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  for (std::vector<double> &times : m.kernel_ms) times.clear();
+}
+
+void Module::use_kernel(int call, const std::string &symbol) {
+  Impl &m = checked(impl_);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (call < 0 || static_cast<size_t>(call) >= m.kernels.size())
+    throw ModuleError("use_kernel: no kernel call " + std::to_string(call) + " (the plan has " +
+                      std::to_string(m.kernels.size()) + ")");
+  const std::string entry = symbol + "_argv";
+  auto function = reinterpret_cast<int (*)(void **)>(::dlsym(m.library, entry.c_str()));
+  if (!function) throw ModuleError(m.directory + ": kernels.so has no " + entry);
+  m.kernels[call].symbol = symbol;
+  m.kernels[call].entry = function;
 }
 
 std::vector<Tensor> Module::run(const std::vector<Tensor> &inputs) {

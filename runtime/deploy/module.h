@@ -74,6 +74,12 @@ class Module {
   /// Per kernel call of the plan, in plan order: its times in every run so far; empty
   /// unless the module was loaded with ModuleOptions::profile.
   std::vector<KernelTimes> kernel_times() const;
+  /// Forgets the kernel times recorded so far.
+  void clear_kernel_times();
+  /// Makes kernel call `call` (plan order) run `symbol`, another entry of kernels.so that
+  /// takes the same arguments: how a trial artifact compares a task's schedules inside the
+  /// model (in_graph_selection.h). Throws ModuleError when kernels.so has no such entry.
+  void use_kernel(int call, const std::string &symbol);
 
   /// Runs with one tensor per input in order (dtype and shape must match exactly);
   /// returns newly allocated outputs.

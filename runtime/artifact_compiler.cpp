@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -258,9 +259,10 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
   int64_t total_flops = 0, default_flops = 0;
   std::vector<std::pair<std::string, int64_t>> default_tasks;  // ops, flops
 
-  // One kernel for `group` (its static signature) with `schedule_text` (empty: built-in).
-  auto emit_kernel = [&](const FusedGroup &group, const GroupSignature &sig,
-                         const std::string &schedule_text) -> Result<std::string> {
+  // One kernel for `group` (its static signature) with `schedule_text` (empty: built-in):
+  // its symbol and the tensor ids it takes.
+  auto compile_kernel = [&](const FusedGroup &group, const GroupSignature &sig,
+                            const std::string &schedule_text) -> Result<std::pair<std::string, std::vector<int>>> {
     Result<std::shared_ptr<NodePipeline>> pipeline = make_error("");
     if (!schedule_text.empty()) {
       auto schedule = parse_schedule(schedule_text);
@@ -283,9 +285,50 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
     std::vector<int> args;
     for (int i : object.used_inputs) args.push_back(sig.inputs[i]);
     for (int o : object.computed_outputs) args.push_back(sig.outputs[o]);
-    builder.kernel(it->second.first, args);
+    return std::make_pair(it->second.first, args);
+  };
+  // The same, called by the plan.
+  auto emit_kernel = [&](const FusedGroup &group, const GroupSignature &sig,
+                         const std::string &schedule_text) -> Result<std::string> {
+    auto kernel = compile_kernel(group, sig, schedule_text);
+    if (!kernel.ok()) return kernel.error();
+    builder.kernel(kernel->first, kernel->second);
     ++summary.kernel_steps;
-    return it->second.first;
+    return kernel->first;
+  };
+  std::map<std::string, size_t> alternatives_of;  // workload key -> summary.alternatives index
+  // Compiles the task's other schedules (those that build and take the same arguments) for
+  // the kernel call just emitted.
+  auto add_alternatives = [&](const FusedGroup &group, const GroupSignature &sig, const std::string &key,
+                              const deploy::ArtifactTask &task, const DeployedSchedule &chosen) -> Result<void> {
+    const int step = summary.kernel_steps - 1;
+    auto [slot, fresh] = alternatives_of.emplace(key, summary.alternatives.size());
+    if (fresh) {
+      auto others = options.alternatives(key);
+      if (!others.ok()) return others.error();
+      TaskAlternatives entry{key, task.ops, {}, {KernelAlternative{chosen, {}}}};
+      for (DeployedSchedule &s : others.value())
+        if (s.schedule_hash != chosen.schedule_hash) entry.alternatives.push_back(KernelAlternative{std::move(s), {}});
+      summary.alternatives.push_back(std::move(entry));
+    }
+    TaskAlternatives &entry = summary.alternatives[slot->second];
+    entry.steps.push_back(step);
+    auto main = compile_kernel(group, sig, chosen.schedule_text);
+    if (!main.ok()) return main.error();
+    std::vector<KernelAlternative> kept;
+    for (KernelAlternative &alt : entry.alternatives) {
+      auto kernel = &alt == &entry.alternatives.front() ? main : compile_kernel(group, sig, alt.schedule.schedule_text);
+      // One that does not build or takes other arguments is dropped for every call.
+      if (!kernel.ok() || kernel->second != main->second) continue;
+      alt.symbols.push_back(kernel->first);
+      kept.push_back(std::move(alt));
+    }
+    for (KernelAlternative &alt : kept)
+      if (alt.symbols.size() != entry.steps.size()) alt.symbols.clear();
+    kept.erase(std::remove_if(kept.begin(), kept.end(), [](const KernelAlternative &a) { return a.symbols.empty(); }),
+               kept.end());
+    entry.alternatives = std::move(kept);
+    return {};
   };
 
   for (const FusedGroup &group : groups) {
@@ -345,6 +388,10 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
       task.tuned = false;
     } else {
       task.kernel = emitted.value();
+      if (options.alternatives && task.tuned) {
+        auto added = add_alternatives(group, sig.value(), key, task, *record);
+        if (!added.ok()) return added.error();
+      }
     }
     if (task.tuned) ++summary.tuned_tasks;
     else {

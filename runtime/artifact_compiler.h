@@ -23,10 +23,31 @@ struct DeployedSchedule {
 
 /// The best record of a workload for the target: nullopt when there is none.
 using DeployScheduleLookup = std::function<Result<std::optional<DeployedSchedule>>(const std::string &workload_key)>;
+/// Other records of a workload worth comparing inside the model (in_graph_selection.h).
+using DeployAlternativesLookup = std::function<Result<std::vector<DeployedSchedule>>(const std::string &workload_key)>;
+
+/// One schedule a task can run in a trial artifact: the kernel symbol per kernel call of
+/// the task, all of them in kernels.so and taking the arguments the plan passes.
+struct KernelAlternative {
+  DeployedSchedule schedule;
+  std::vector<std::string> symbols;  // per entry of TaskAlternatives::steps
+};
+
+/// A task's kernel calls (indices among the plan's kernel calls) and the schedules they
+/// can be switched to; alternatives[0] is what the plan runs.
+struct TaskAlternatives {
+  std::string workload_key;
+  std::string ops;
+  std::vector<int> steps;
+  std::vector<KernelAlternative> alternatives;
+};
 
 struct ArtifactCompileOptions {
   Target target;
   DeployScheduleLookup schedules;  // empty: every task gets its default schedule
+  /// Set: also compiles these schedules of each tuned task into kernels.so, unused by the
+  /// plan, for a trial artifact whose calls Module::use_kernel switches.
+  DeployAlternativesLookup alternatives;
   std::string model_path;          // recorded in the manifest with the hash of its bytes
   /// Links the kernels into a shared library; empty: $TESSEL_LINKER, else `c++`.
   std::string linker;
@@ -43,6 +64,8 @@ struct ArtifactCompileSummary {
   int64_t arena_bytes = 0;
   int64_t weights_bytes = 0;
   double seconds = 0;
+  /// Per task with a tuned record, when ArtifactCompileOptions::alternatives was set.
+  std::vector<TaskAlternatives> alternatives;
 };
 
 /// Compiles `graph` (already optimized for the target) into the artifact directory

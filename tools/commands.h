@@ -100,6 +100,8 @@ struct CompileCommandOptions {
   std::string output_path = "model.tsl";
   std::string ptx_dir;  // --target cuda: write every task's PTX here instead of an artifact
   bool json = false;
+  int select_in_graph = 0;  // > 0: try up to this many records per task inside the model
+  int threads = 0;          // threads of the in-graph selection runs; 0: HL_NUM_THREADS or all cores
 };
 int compile_command(const CompileCommandOptions &options);
 

@@ -1,9 +1,12 @@
 // `tessel compile model.onnx --db tessel.db -o model.tsl`: the deployable artifact.
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <unistd.h>
 
 #include "runtime/artifact_compiler.h"
 #include "runtime/deployed_schedule_lookup.h"
+#include "runtime/in_graph_selection.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"
 #include "tuning_db/open_best_record_source.h"
@@ -12,6 +15,53 @@ namespace tessel {
 
 int write_ptx_command(const Graph &graph, const Target &target, const DeployScheduleLookup &lookup,
                       const std::string &directory);
+
+namespace {
+
+/// --select-in-graph: a trial artifact with up to K records per task, the choice made by
+/// running it, and a lookup that answers with the chosen record of every task.
+Result<DeployScheduleLookup> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
+                                                       const std::shared_ptr<BestRecordSource> &source,
+                                                       const CompileCommandOptions &options) {
+  const std::string target = base.target.to_string();
+  ArtifactCompileOptions trial = base;
+  trial.alternatives = [source, target, k = options.select_in_graph](const std::string &key)
+      -> Result<std::vector<DeployedSchedule>> {
+    auto records = source->fastest(key, target, 400);
+    if (!records.ok()) return records.error();
+    return alternatives_to_try(records.value(), k);
+  };
+  const std::string trial_path =
+      std::filesystem::path(options.output_path).string() + ".trial-" + std::to_string(::getpid());
+  std::fprintf(stderr, "in-graph selection: compiling up to %d records per task into %s\n", options.select_in_graph,
+               trial_path.c_str());
+  auto compiled = compile_artifact(graph, trial, trial_path);
+  if (!compiled.ok()) return compiled.error();
+  InGraphSelectionOptions selection_options;
+  selection_options.threads = options.threads;
+  selection_options.log = [](const std::string &line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
+  auto selection = select_in_graph(trial_path, compiled->alternatives, selection_options);
+  std::error_code ec;
+  std::filesystem::remove_all(trial_path, ec);
+  if (!selection.ok()) return selection.error();
+  std::fprintf(stderr, "in-graph selection: kernel time per run %.3f ms with the fastest records alone, %.3f ms chosen\n",
+               selection->latency_before_ms, selection->latency_after_ms);
+  std::map<std::string, DeployedSchedule> chosen;
+  for (size_t t = 0; t < selection->tasks.size(); ++t) {
+    const TaskSelection &s = selection->tasks[t];
+    for (const TaskAlternatives &task : compiled->alternatives)
+      if (task.workload_key == s.workload_key) chosen[s.workload_key] = task.alternatives[s.chosen].schedule;
+  }
+  DeployScheduleLookup best = base.schedules;
+  return DeployScheduleLookup([chosen = std::move(chosen), best](const std::string &key)
+                                  -> Result<std::optional<DeployedSchedule>> {
+    auto it = chosen.find(key);
+    if (it != chosen.end()) return std::optional<DeployedSchedule>(it->second);
+    return best(key);
+  });
+}
+
+}  // namespace
 
 int compile_command(const CompileCommandOptions &options) {
   auto target = parse_target(options.target);
@@ -46,6 +96,12 @@ int compile_command(const CompileCommandOptions &options) {
   compile.model_path = options.model_path;
   compile.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   if (source) compile.schedules = deployed_schedule_lookup(source, target->to_string());
+  if (options.select_in_graph > 0) {
+    if (!source) return fail("--select-in-graph needs tuning records (--db or --log)");
+    auto chosen = select_schedules_in_graph(graph.value(), compile, source, options);
+    if (!chosen.ok()) return fail(chosen.error().message);
+    compile.schedules = chosen.value();
+  }
   auto summary = compile_artifact(graph.value(), compile, options.output_path);
   if (!summary.ok()) return fail(summary.error().message);
   const ArtifactCompileSummary &s = summary.value();

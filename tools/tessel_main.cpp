@@ -76,6 +76,11 @@ int main(int argc, char **argv) {
   compile_cmd->add_option("--log", compile.log_path, "tuning log (JSON lines, from `tessel db export`) instead of a database");
   compile_cmd->add_option("--output,-o", compile.output_path, "artifact directory to write (replaced atomically)");
   compile_cmd->add_flag("--json", compile.json, "machine-readable summary on stdout");
+  compile_cmd->add_option("--select-in-graph", compile.select_in_graph,
+                          "run up to K tuned records per task inside the model on this machine and deploy, per task, "
+                          "the one its calls run fastest with there (0: the fastest alone)")
+      ->check(CLI::Range(0, 32));
+  compile_cmd->add_option("--threads", compile.threads, "threads for --select-in-graph runs (default: HL_NUM_THREADS or all cores)");
   compile_cmd->add_option("--ptx", compile.ptx_dir,
                           "with --target cuda: write each task's PTX into this directory (assembled by ptxas when found)");
   add_optimize_flags(compile_cmd, compile.optimize);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graph/result.h"
 #include "tuning_db/tuning_record.h"
@@ -18,6 +19,9 @@ class BestRecordSource {
   /// nullopt when none was measured ok. Errors only for a database that cannot be read.
   virtual Result<std::optional<TuningRecord>> best(const std::string &workload_key,
                                                    const std::string &target) const = 0;
+  /// The k fastest ok records of the workload on the target, fastest first.
+  virtual Result<std::vector<TuningRecord>> fastest(const std::string &workload_key, const std::string &target,
+                                                    int k) const = 0;
 };
 
 /// What the executor's tuned-schedule hook (ExecutorOptions::schedule_for) asks: the schedule

@@ -98,6 +98,10 @@ class TuningDatabase : public BestRecordSource {
   Result<std::optional<TuningRecord>> best(const std::string &workload_key, const std::string &target) const override;
   /// The k fastest ok records, fastest first (the tuner's seeds).
   Result<std::vector<TuningRecord>> top_k(const std::string &workload_key, const std::string &target, int k) const;
+  Result<std::vector<TuningRecord>> fastest(const std::string &workload_key, const std::string &target,
+                                            int k) const override {
+    return top_k(workload_key, target, k);
+  }
   /// Every record of the target, any status, oldest first; with limit >= 0 only the newest
   /// `limit` of them (the cost model's training set).
   Result<std::vector<TuningRecord>> records_for_target(const std::string &target, int64_t limit = -1) const;

@@ -25,6 +25,10 @@ class TuningLog : public BestRecordSource {
   Result<std::optional<TuningRecord>> best(const std::string &workload_key, const std::string &target) const override;
   /// The k fastest ok records, fastest first.
   std::vector<TuningRecord> top_k(const std::string &workload_key, const std::string &target, int k) const;
+  Result<std::vector<TuningRecord>> fastest(const std::string &workload_key, const std::string &target,
+                                            int k) const override {
+    return top_k(workload_key, target, k);
+  }
 
   const std::vector<TuningRecord> &records() const { return records_; }
   std::optional<std::string> workload_text(const std::string &key) const;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "runtime/deploy/huge_page_buffer.h"
 #include "runtime/deploy/json_value.h"
 #include "runtime/deploy/module.h"
+#include "runtime/in_graph_selection.h"
 #include "runtime/deploy/spin_pool.h"
 
 using namespace tessel;
@@ -170,6 +172,15 @@ int fail_argv(void **args) {
   handler(0, "Input buffer x is accessed at 7, which is beyond the max (5) in dimension 0\n");
   return -3;
 }
+/* Stand-ins for other schedules of add, for in-graph selection. */
+int add_again_argv(void **args) { return add_argv(args); }
+int add_wrong_argv(void **args) {
+  int r = add_argv(args);
+  ((float *)((struct buf *)args[2])->host)[0] += 1.0f;
+  return r;
+}
+int add_crash_argv(void **args) { *(volatile int *)(uintptr_t)8 = 1; return 0; }
+int add_hang_argv(void **args) { for (volatile int spin = 1; spin;) {} return 0; }
 )";
 
 // Compiles kFakeKernels with the system C compiler; empty when there is none.
@@ -695,4 +706,46 @@ TEST_CASE("Module refuses a kernels.so replaced while the old one is loaded", "[
   // Once the old Module is gone the new artifact loads.
   Module second = Module::load(dir.string());
   CHECK(second.run({x})[0].data_as<float>()[0] == 2.0f);
+}
+
+TEST_CASE("in-graph selection leaves out schedules that crash, hang or compute something else", "[deploy][select]") {
+  TempDir tmp;
+  const std::string kernels = build_fake_kernels(tmp.path);
+  if (kernels.empty()) {
+    WARN("no C compiler (cc): skipping the in-graph selection isolation test");
+    return;
+  }
+  const fs::path dir = tmp.path / "fake.tsl";
+  write_artifact(dir, fake_manifest(), kFakePlan, fake_weights(), kernels);
+  // The plan's first kernel call (add) with five stand-ins for its schedules.
+  TaskAlternatives task{"add|2x3", "Add", {0}, {}};
+  for (const char *symbol : {"add", "add_crash", "add_wrong", "add_again", "add_hang"})
+    task.alternatives.push_back({DeployedSchedule{"", symbol, 1e-6}, {symbol}});
+  InGraphSelectionOptions options;
+  options.threads = 1;
+  options.rounds = 2;
+  options.runs_per_round = 3;
+  options.child_timeout_seconds = 3;
+  auto selection = select_in_graph(dir.string(), {task}, options);
+  INFO((selection.ok() ? "" : selection.error().message));
+  REQUIRE(selection.ok());
+  REQUIRE(selection->tasks.size() == 1);
+  const TaskSelection &s = selection->tasks[0];
+  REQUIRE(s.left_out.size() == 5);
+  CHECK(s.left_out[0].empty());
+  CHECK_THAT(s.left_out[1], Catch::Contains("crashed"));
+  CHECK_THAT(s.left_out[2], Catch::Contains("outputs differ"));
+  CHECK(s.left_out[3].empty());
+  CHECK_THAT(s.left_out[4], Catch::Contains("hung"));
+  CHECK((s.chosen == 0 || s.chosen == 3));
+  CHECK(std::isfinite(s.affected_ms[3]));
+  CHECK(std::isinf(s.affected_ms[1]));
+
+  // When the task's own fastest record is the one that crashes, there is nothing to fall
+  // back on: an error naming it.
+  TaskAlternatives broken{"add|2x3", "Add", {0}, {}};
+  for (const char *symbol : {"add_crash", "add"}) broken.alternatives.push_back({DeployedSchedule{"", symbol, 1e-6}, {symbol}});
+  auto failed = select_in_graph(dir.string(), {broken}, options);
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.error().message, Catch::Contains("add_crash") && Catch::Contains("crashed"));
 }

@@ -25,6 +25,20 @@ inline void cpu_relax() {
 #endif
 }
 
+/// Polls between two yields of a spinning thread. When the OS has put two of the pool's
+/// threads on one CPU (a busy host, or a process confined to fewer CPUs than threads), a
+/// thread that only spins holds that CPU for its whole time slice while the thread it waits
+/// for cannot run. Measured, MobileNet-V2 with 2 threads confined to one CPU: 7.98 ms per
+/// run spinning, against 4.71 ms with 1 thread. A yield with nobody else to run costs a
+/// fraction of a microsecond.
+constexpr int kPollsPerYield = 64;
+
+/// One poll of a wait loop: a pause, and every kPollsPerYield-th time a yield.
+inline void wait_a_little(int &polls) {
+  cpu_relax();
+  if (++polls % kPollsPerYield == 0) std::this_thread::yield();
+}
+
 /// How long an idle worker keeps polling for the next loop before it sleeps: longer than the
 /// gap between two kernels of a model, short enough that an idle process soon stops burning
 /// a core.
@@ -91,7 +105,8 @@ class SpinPool {
       wake_.notify_all();
     }
     run_blocks(generation, 0);
-    while (done_.load(std::memory_order_acquire) < static_cast<uint32_t>(extent)) cpu_relax();
+    int polls = 0;
+    while (done_.load(std::memory_order_acquire) < static_cast<uint32_t>(extent)) wait_a_little(polls);
     return error_.load();
   }
 
@@ -134,8 +149,8 @@ class SpinPool {
       uint64_t generation;
       int polls = 0;
       while ((generation = generation_.load(std::memory_order_acquire)) == seen && !stop_.load()) {
-        cpu_relax();
-        if (++polls % 256 == 0 && std::chrono::steady_clock::now() > spin_until) {
+        wait_a_little(polls);
+        if (polls % 256 == 0 && std::chrono::steady_clock::now() > spin_until) {
           std::unique_lock<std::mutex> lock(sleep_mutex_);
           sleepers_.fetch_add(1);
           wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });

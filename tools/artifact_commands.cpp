@@ -127,6 +127,7 @@ int run_artifact_command(const RunOptions &options) {
   load_options.threads = options.threads;
   load_options.profile = options.profile;
   load_options.weights_in_huge_pages = !options.mapped_weights;
+  load_options.pin_threads = !options.no_pin;
   try {
     const auto load_start = std::chrono::steady_clock::now();
     Module module = Module::load(options.model_path, load_options);

@@ -33,6 +33,7 @@ struct RunOptions {
   /// Artifacts: time every kernel call and print where a run's time goes.
   bool profile = false;
   bool mapped_weights = false;  // artifacts: keep weights.bin mapped, not copied into huge pages
+  bool no_pin = false;          // artifacts: leave thread placement to the OS
 };
 int run_command(const RunOptions &options);
 

@@ -26,6 +26,8 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--db", run.db_path, "use the best schedules recorded in this tuning database");
   run_cmd->add_flag("--profile", run.profile,
                     "artifacts: time every kernel call; print each one's median against its tuning record");
+  run_cmd->add_flag("--no-pin", run.no_pin,
+                    "artifacts: do not pin the kernels' threads to CPUs (the OS places them)");
   run_cmd->add_flag("--mapped-weights", run.mapped_weights,
                     "artifacts: map weights.bin read-only instead of reading it into huge pages");
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/deploy/spin_pool.h"
+
 namespace tessel {
 
 double median_of(std::vector<double> values) {
@@ -21,6 +23,8 @@ Result<Timing> time_task(const JitKernel &kernel, const TaskInstance &task, cons
   // Bound once: on a GPU, transfers stay outside the timed runs.
   Result<JitKernel::Bound> bound = kernel.bind(pointers, outputs);
   if (!bound.ok()) return bound.error();
+  // Placed as a deployed artifact's runs are: this thread on its CPU, the workers on theirs.
+  deploy::SpinPoolCallerPin pinned;
   for (int i = 0; i < options.warmup_runs; ++i)
     if (auto ran = bound->run(); !ran.ok()) return ran.error();
   Timing timing;

@@ -298,6 +298,7 @@ Result<void> Module::Impl::open_library(const std::string &file, const ModuleOpt
   if (!set_do_par_for)
     return make_error(file + ": has no halide_set_custom_do_par_for (was it linked with Halide's runtime?)");
   set_do_par_for(&spin_pool_par_for);
+  spin_pool_set_pinning(options.pin_threads);
   if (options.threads > 0) spin_pool_set_threads(options.threads);
   return {};
 }
@@ -523,6 +524,7 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
 // ---- run --------------------------------------------------------------------------------
 
 void Module::Impl::execute(const void *const *in, void *const *out) {
+  SpinPoolCallerPin pinned;
   auto resolve = [&](const Where &w) -> uint8_t * {
     switch (w.kind) {
       case Where::Input: return const_cast<uint8_t *>(static_cast<const uint8_t *>(in[w.position]));

@@ -36,6 +36,9 @@ struct ModuleOptions {
   /// on every run, for a copy at load and memory no longer shared with other processes
   /// running the same artifact. false maps weights.bin read-only instead.
   bool weights_in_huge_pages = true;
+  /// Pin the pool's threads to CPUs, and the thread calling run() to its own for the run
+  /// (spin_pool_set_pinning). Process-wide: the last Module loaded decides.
+  bool pin_threads = true;
 };
 
 /// Wall time of one kernel call of the plan over the runs since load (ModuleOptions::profile).

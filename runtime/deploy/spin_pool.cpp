@@ -1,6 +1,8 @@
 #include "runtime/deploy/spin_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -58,16 +60,16 @@ class SpinPool {
  public:
   ~SpinPool() { stop_workers(); }
 
-  void set_threads(int threads) {
+  void set_threads(int threads) { configure(threads, pin_); }
+  void set_pinning(bool pin) { configure(-1, pin); }
+  bool pinning() {
     std::lock_guard<std::mutex> submit(submit_mutex_);
-    const size_t participants = static_cast<size_t>(std::max(threads, 1));
-    if (participants == blocks_.size()) return;
-    stop_workers();
-    stop_.store(false);
-    blocks_ = std::vector<Block>(participants);
-    // A worker joins every loop after the current one, even one submitted before it starts.
-    const uint64_t current = generation_.load();
-    for (size_t i = 1; i < participants; ++i) workers_.emplace_back([this, i, current] { work(i, current); });
+    return pin_;
+  }
+  /// The CPU for threads running loops from outside the pool, or -1 when not pinning.
+  int caller_cpu() {
+    std::lock_guard<std::mutex> submit(submit_mutex_);
+    return pinned() ? cpus_[0] : -1;
   }
 
   int threads() {
@@ -111,6 +113,36 @@ class SpinPool {
   }
 
  private:
+  /// threads < 0 keeps the count.
+  void configure(int threads, bool pin) {
+    std::lock_guard<std::mutex> submit(submit_mutex_);
+    const size_t participants = threads < 0 ? blocks_.size() : static_cast<size_t>(std::max(threads, 1));
+    if (participants == blocks_.size() && pin == pin_ && !workers_.empty() == (participants > 1)) return;
+    stop_workers();
+    stop_.store(false);
+    pin_ = pin;
+    blocks_ = std::vector<Block>(participants);
+    // A worker joins every loop after the current one, even one submitted before it starts.
+    const uint64_t current = generation_.load();
+    for (size_t i = 1; i < participants; ++i) {
+      const int cpu = pinned() ? cpus_[i % cpus_.size()] : -1;
+      workers_.emplace_back([this, i, current, cpu] {
+        if (cpu >= 0) pin_current_thread(cpu);
+        work(i, current);
+      });
+    }
+  }
+
+  static void pin_current_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
+  }
+
+  /// Pinning needs a CPU per thread: with fewer, threads would be pinned onto each other.
+  bool pinned() const { return pin_ && cpus_.size() >= blocks_.size() && blocks_.size() > 1; }
+
   struct alignas(64) Block {  // one cache line each: threads claim from their own
     std::atomic<uint64_t> claim{0};
   };
@@ -190,6 +222,18 @@ class SpinPool {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
+  bool pin_ = true;
+  const std::vector<int> cpus_ = allowed_cpus();  // the process's affinity mask, in order
+
+  static std::vector<int> allowed_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(::getpid(), sizeof(set), &set) != 0) return cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    return cpus;
+  }
 };
 
 /// Threads when nobody set them: HL_NUM_THREADS as Halide reads it, else every core.
@@ -223,6 +267,22 @@ SpinPool &pool() {
 }  // namespace
 
 void spin_pool_set_threads(int threads) { pool().set_threads(threads); }
+void spin_pool_set_pinning(bool pin) { pool().set_pinning(pin); }
+bool spin_pool_pinning() { return pool().pinning(); }
+
+SpinPoolCallerPin::SpinPoolCallerPin() {
+  const int cpu = pool().caller_cpu();
+  if (cpu < 0 || ::pthread_getaffinity_np(::pthread_self(), sizeof(saved_), &saved_) != 0) return;
+  if (CPU_COUNT(&saved_) == 1 && CPU_ISSET(cpu, &saved_)) return;  // already there
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  restore_ = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set) == 0;
+}
+
+SpinPoolCallerPin::~SpinPoolCallerPin() {
+  if (restore_) ::pthread_setaffinity_np(::pthread_self(), sizeof(saved_), &saved_);
+}
 int spin_pool_threads() { return pool().threads(); }
 
 int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure) {

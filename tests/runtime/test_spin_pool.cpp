@@ -3,6 +3,7 @@
 // thread count can change between loops.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,4 +159,66 @@ TEST_CASE("a forked child gets a pool of its own, with workers", "[deploy][spin_
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   spin_pool_set_threads(2);
+}
+
+namespace {
+
+struct CpuLog {
+  std::mutex mutex;
+  std::set<int> cpus;
+};
+
+int record_cpu(void *, int, uint8_t *closure) {
+  auto *log = reinterpret_cast<CpuLog *>(closure);
+  const int cpu = ::sched_getcpu();
+  // Long enough that the worker has started and takes its own block.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  std::lock_guard<std::mutex> lock(log->mutex);
+  log->cpus.insert(cpu);
+  return 0;
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+}  // namespace
+
+TEST_CASE("spin pool: pinned threads run on distinct CPUs; the caller's affinity comes back", "[spin_pool]") {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) {
+    WARN("one CPU allowed: nothing to pin");
+    return;
+  }
+  spin_pool_set_threads(2);
+  spin_pool_set_pinning(true);
+  CHECK(spin_pool_pinning());
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    CpuLog log;
+    {
+      SpinPoolCallerPin pinned;
+      CHECK(::sched_getcpu() == cpus[0]);
+      REQUIRE(spin_pool_par_for(nullptr, record_cpu, 0, 2, reinterpret_cast<uint8_t *>(&log)) == 0);
+    }
+    // The caller ran on the first allowed CPU, the worker on the second; a worker that
+    // started late leaves both iterations to the caller.
+    CHECK(log.cpus.count(cpus[0]) == 1);
+    for (int c : log.cpus) CHECK((c == cpus[0] || c == cpus[1]));
+    CHECK(allowed_cpus() == cpus);  // restored
+  }
+  spin_pool_set_pinning(false);
+  CHECK_FALSE(spin_pool_pinning());
+  {
+    SpinPoolCallerPin not_pinned;  // pinning off: nothing changes
+    CHECK(allowed_cpus() == cpus);
+  }
+  spin_pool_set_pinning(true);
 }

@@ -192,6 +192,19 @@ std::string build_fake_kernels(const fs::path &dir) {
   return read_file(library);
 }
 
+ArtifactManifest fake_manifest();
+std::string fake_weights();
+
+/// The fake artifact (kFakePlan over kFakeKernels) written into `dir`/fake.tsl; empty when
+/// there is no C compiler.
+fs::path write_fake_artifact(const fs::path &dir) {
+  const std::string kernels = build_fake_kernels(dir);
+  if (kernels.empty()) return {};
+  const fs::path artifact = dir / "fake.tsl";
+  write_artifact(artifact, fake_manifest(), kFakePlan, fake_weights(), kernels);
+  return artifact;
+}
+
 ArtifactManifest fake_manifest() {
   ArtifactManifest m = sample_manifest();
   m.tasks.clear();
@@ -560,13 +573,12 @@ TEST_CASE("huge-page buffers: readable bytes on either side (Halide reads a vect
 
 TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors", "[deploy]") {
   TempDir tmp;
-  const std::string kernels = build_fake_kernels(tmp.path);
-  if (kernels.empty()) {
+  const fs::path dir = write_fake_artifact(tmp.path);
+  if (dir.empty()) {
     WARN("no C compiler (cc): skipping the Module run test");
     return;
   }
-  const fs::path dir = tmp.path / "fake.tsl";
-  write_artifact(dir, fake_manifest(), kFakePlan, fake_weights(), kernels);
+  const std::string kernels = read_file(dir / "kernels.so");
   ModuleOptions options;
   options.threads = 3;
   Module module = Module::load(dir.string(), options);
@@ -710,13 +722,11 @@ TEST_CASE("Module refuses a kernels.so replaced while the old one is loaded", "[
 
 TEST_CASE("in-graph selection leaves out schedules that crash, hang or compute something else", "[deploy][select]") {
   TempDir tmp;
-  const std::string kernels = build_fake_kernels(tmp.path);
-  if (kernels.empty()) {
+  const fs::path dir = write_fake_artifact(tmp.path);
+  if (dir.empty()) {
     WARN("no C compiler (cc): skipping the in-graph selection isolation test");
     return;
   }
-  const fs::path dir = tmp.path / "fake.tsl";
-  write_artifact(dir, fake_manifest(), kFakePlan, fake_weights(), kernels);
   // The plan's first kernel call (add) with five stand-ins for its schedules.
   TaskAlternatives task{"add|2x3", "Add", {0}, {}};
   for (const char *symbol : {"add", "add_crash", "add_wrong", "add_again", "add_hang"})

@@ -120,6 +120,12 @@ expect 0 "with tuned records" -- "$tessel" compile "$model" --log "$tmp/log.json
 cmp -s "$tmp/tiny.tsl/plan.txt" "$tmp/tiny_log.tsl/plan.txt" && cmp -s "$tmp/tiny.tsl/kernels.so" "$tmp/tiny_log.tsl/kernels.so" ||
   { echo "FAILED: compile --log differs from compile --db"; failures=$((failures + 1)); }
 expect 0 "tuned" -- "$tessel" inspect "$tmp/tiny.tsl"
+# --select-in-graph: a trial artifact run on this machine, then the chosen records; no trial left.
+expect 0 "in-graph selection: kernel time per run" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_sel.tsl" --select-in-graph 3 --threads 2
+ls -d "$tmp"/tiny_sel.tsl.trial-* >/dev/null 2>&1 && { echo "FAILED: --select-in-graph left its trial artifact"; failures=$((failures + 1)); }
+expect 0 "median latency" -- "$tessel" run "$tmp/tiny_sel.tsl" --repeat 2
+mkdir -p "$tmp/empty_cwd"
+expect 1 "--select-in-graph needs tuning records" -- env -C "$tmp/empty_cwd" "$tessel" compile "$model" -o "$tmp/x.tsl" --select-in-graph 2
 expect 0 "output.npy" -- "$tessel" run "$tmp/tiny.tsl" --input "input=$src/examples/models/tiny_cnn.input.npy" --output-dir "$tmp/tsl_out" --repeat 2
 /usr/bin/python3 - "$tmp/tsl_out/output.npy" "$src/examples/models/tiny_cnn.expected.npy" <<'PY' || { echo "FAILED: artifact output differs from PyTorch"; failures=$((failures + 1)); }
 import sys, numpy as np

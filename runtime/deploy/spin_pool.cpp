@@ -246,6 +246,9 @@ int default_threads() {
 }
 
 std::atomic<SpinPool *> g_pool{nullptr};
+/// Whether some thread holds the callers' CPU: of several threads running Modules at once,
+/// only the first is pinned there; the others stay where the OS puts them.
+std::atomic<bool> g_caller_cpu_taken{false};
 
 SpinPool &pool() {
   // Never destroyed: kernels may still run from other static destructors at exit. A forked
@@ -254,7 +257,10 @@ SpinPool &pool() {
   // first loop starts a pool of its own. The check costs the hot path one atomic load.
   if (SpinPool *p = g_pool.load(std::memory_order_acquire)) return *p;
   static std::mutex creating;
-  static const bool fork_handler = [] { return ::pthread_atfork(nullptr, nullptr, [] { g_pool.store(nullptr); }) == 0; }();
+  static const bool fork_handler = [] { return ::pthread_atfork(nullptr, nullptr, [] {
+    g_pool.store(nullptr);
+    g_caller_cpu_taken.store(false);
+  }) == 0; }();
   (void)fork_handler;
   std::lock_guard<std::mutex> lock(creating);
   if (SpinPool *p = g_pool.load(std::memory_order_acquire)) return *p;
@@ -272,7 +278,11 @@ bool spin_pool_pinning() { return pool().pinning(); }
 
 SpinPoolCallerPin::SpinPoolCallerPin() {
   const int cpu = pool().caller_cpu();
-  if (cpu < 0 || ::pthread_getaffinity_np(::pthread_self(), sizeof(saved_), &saved_) != 0) return;
+  if (cpu < 0) return;
+  bool free = false;
+  if (!g_caller_cpu_taken.compare_exchange_strong(free, true)) return;
+  owner_ = true;
+  if (::pthread_getaffinity_np(::pthread_self(), sizeof(saved_), &saved_) != 0) return;
   if (CPU_COUNT(&saved_) == 1 && CPU_ISSET(cpu, &saved_)) return;  // already there
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -282,7 +292,9 @@ SpinPoolCallerPin::SpinPoolCallerPin() {
 
 SpinPoolCallerPin::~SpinPoolCallerPin() {
   if (restore_) ::pthread_setaffinity_np(::pthread_self(), sizeof(saved_), &saved_);
+  if (owner_) g_caller_cpu_taken.store(false);
 }
+
 int spin_pool_threads() { return pool().threads(); }
 
 int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure) {

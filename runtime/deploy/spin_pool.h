@@ -35,7 +35,8 @@ void spin_pool_set_pinning(bool pin);
 bool spin_pool_pinning();
 
 /// While alive, pins the calling thread to the CPU the pool keeps for its callers (when
-/// pinning is on), and then restores the thread's own affinity. Module::run holds one.
+/// pinning is on, and no other thread holds that CPU: concurrent Modules are not crowded
+/// onto one CPU), and then restores the thread's own affinity. Module::run holds one.
 class SpinPoolCallerPin {
  public:
   SpinPoolCallerPin();
@@ -44,7 +45,8 @@ class SpinPoolCallerPin {
   SpinPoolCallerPin &operator=(const SpinPoolCallerPin &) = delete;
 
  private:
-  bool restore_ = false;
+  bool owner_ = false;    // holds the callers' CPU
+  bool restore_ = false;  // changed this thread's affinity
   cpu_set_t saved_;
 };
 

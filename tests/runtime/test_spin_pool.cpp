@@ -214,6 +214,23 @@ TEST_CASE("spin pool: pinned threads run on distinct CPUs; the caller's affinity
     for (int c : log.cpus) CHECK((c == cpus[0] || c == cpus[1]));
     CHECK(allowed_cpus() == cpus);  // restored
   }
+  {
+    // A second thread running at the same time keeps its own affinity: concurrent Modules
+    // are not crowded onto the callers' CPU.
+    // (Started before the first pin: a thread inherits its creator's affinity.)
+    std::atomic<bool> first_pinned{false};
+    std::vector<int> second_cpus;
+    std::thread other([&] {
+      while (!first_pinned.load()) std::this_thread::yield();
+      SpinPoolCallerPin second;
+      second_cpus = allowed_cpus();
+    });
+    SpinPoolCallerPin first;
+    first_pinned.store(true);
+    other.join();
+    CHECK(allowed_cpus() == std::vector<int>{cpus[0]});
+    CHECK(second_cpus == cpus);
+  }
   spin_pool_set_pinning(false);
   CHECK_FALSE(spin_pool_pinning());
   {

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <cstdlib>
 #include <numeric>
 #include <set>
 #include <sstream>

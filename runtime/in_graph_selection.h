@@ -52,8 +52,8 @@ struct TaskSelection {
 
 struct InGraphSelection {
   std::vector<TaskSelection> tasks;  // in the order they were decided
-  double latency_before_ms = 0;      // median run with every task's fastest-alone schedule
-  double latency_after_ms = 0;       // with the chosen schedules (measured interleaved)
+  double latency_before_ms = 0;      // median summed kernel time per run, fastest-alone schedules
+  double latency_after_ms = 0;       // the same with the chosen schedules (measured interleaved)
 };
 
 /// Loads the trial artifact (compiled with ArtifactCompileOptions::alternatives, whose

@@ -30,7 +30,8 @@ int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, 
 /// default. Left to the OS, the two threads of a 2-CPU process often shared one CPU for the
 /// process's whole life while the other idled: MobileNet-V2 runs of 2.8-6.4 ms, against
 /// 2.4-3.2 ms pinned, in alternating batches of fresh processes on a busy host. ONNX Runtime
-/// pins its intra-op threads by default too. With fewer CPUs than threads, nothing is pinned.
+/// sets affinity for its intra-op threads only when their count is left at its default, never
+/// for the calling thread. With fewer CPUs than threads, nothing is pinned.
 void spin_pool_set_pinning(bool pin);
 bool spin_pool_pinning();
 

@@ -289,18 +289,19 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
   };
   // The same, called by the plan.
   auto emit_kernel = [&](const FusedGroup &group, const GroupSignature &sig,
-                         const std::string &schedule_text) -> Result<std::string> {
+                         const std::string &schedule_text) -> Result<std::pair<std::string, std::vector<int>>> {
     auto kernel = compile_kernel(group, sig, schedule_text);
     if (!kernel.ok()) return kernel.error();
     builder.kernel(kernel->first, kernel->second);
     ++summary.kernel_steps;
-    return kernel->first;
+    return kernel;
   };
   std::map<std::string, size_t> alternatives_of;  // workload key -> summary.alternatives index
   // Compiles the task's other schedules (those that build and take the same arguments) for
-  // the kernel call just emitted.
+  // the kernel call just emitted, `main`.
   auto add_alternatives = [&](const FusedGroup &group, const GroupSignature &sig, const std::string &key,
-                              const deploy::ArtifactTask &task, const DeployedSchedule &chosen) -> Result<void> {
+                              const deploy::ArtifactTask &task, const DeployedSchedule &chosen,
+                              const std::pair<std::string, std::vector<int>> &main) -> Result<void> {
     const int step = summary.kernel_steps - 1;
     auto [slot, fresh] = alternatives_of.emplace(key, summary.alternatives.size());
     if (fresh) {
@@ -313,13 +314,12 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
     }
     TaskAlternatives &entry = summary.alternatives[slot->second];
     entry.steps.push_back(step);
-    auto main = compile_kernel(group, sig, chosen.schedule_text);
-    if (!main.ok()) return main.error();
     std::vector<KernelAlternative> kept;
     for (KernelAlternative &alt : entry.alternatives) {
-      auto kernel = &alt == &entry.alternatives.front() ? main : compile_kernel(group, sig, alt.schedule.schedule_text);
+      auto kernel = &alt == &entry.alternatives.front() ? Result<std::pair<std::string, std::vector<int>>>(main)
+                                                        : compile_kernel(group, sig, alt.schedule.schedule_text);
       // One that does not build or takes other arguments is dropped for every call.
-      if (!kernel.ok() || kernel->second != main->second) continue;
+      if (!kernel.ok() || kernel->second != main.second) continue;
       alt.symbols.push_back(kernel->first);
       kept.push_back(std::move(alt));
     }
@@ -383,13 +383,13 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
         auto done = emit_kernel(single, single_sig.value(), "");
         if (!done.ok())
           return make_error("node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): " + done.error().message);
-        task.kernel += (task.kernel.empty() ? "" : "+") + done.value();
+        task.kernel += (task.kernel.empty() ? "" : "+") + done->first;
       }
       task.tuned = false;
     } else {
-      task.kernel = emitted.value();
+      task.kernel = emitted->first;
       if (options.alternatives && task.tuned) {
-        auto added = add_alternatives(group, sig.value(), key, task, *record);
+        auto added = add_alternatives(group, sig.value(), key, task, *record, emitted.value());
         if (!added.ok()) return added.error();
       }
     }

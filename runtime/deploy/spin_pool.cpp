@@ -66,11 +66,9 @@ class SpinPool {
     std::lock_guard<std::mutex> submit(submit_mutex_);
     return pin_;
   }
-  /// The CPU for threads running loops from outside the pool, or -1 when not pinning.
-  int caller_cpu() {
-    std::lock_guard<std::mutex> submit(submit_mutex_);
-    return pinned() ? cpus_[0] : -1;
-  }
+  /// The CPU for threads running loops from outside the pool, or -1 when not pinning. Read
+  /// on every Module::run: an atomic, not the submit mutex another thread's loop may hold.
+  int caller_cpu() const { return caller_cpu_.load(std::memory_order_relaxed); }
 
   int threads() {
     std::lock_guard<std::mutex> submit(submit_mutex_);
@@ -124,8 +122,9 @@ class SpinPool {
     blocks_ = std::vector<Block>(participants);
     // A worker joins every loop after the current one, even one submitted before it starts.
     const uint64_t current = generation_.load();
+    caller_cpu_.store(pinned() ? cpus_[0] : -1);
     for (size_t i = 1; i < participants; ++i) {
-      const int cpu = pinned() ? cpus_[i % cpus_.size()] : -1;
+      const int cpu = pinned() ? cpus_[i] : -1;
       workers_.emplace_back([this, i, current, cpu] {
         if (cpu >= 0) pin_current_thread(cpu);
         work(i, current);
@@ -223,6 +222,7 @@ class SpinPool {
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
   bool pin_ = true;
+  std::atomic<int> caller_cpu_{-1};
   const std::vector<int> cpus_ = allowed_cpus();  // the process's affinity mask, in order
 
   static std::vector<int> allowed_cpus() {

@@ -58,6 +58,7 @@ static const OpRegistry &registry() {
     register_shape_ops(r);
     register_index_ops(r);
     register_misc_ops(r);
+    register_winograd_ops(r);
     return r;
   }();
   return instance;

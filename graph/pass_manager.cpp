@@ -9,6 +9,7 @@
 #include "graph/pack_weights.h"
 #include "graph/shape_inference.h"
 #include "graph/simplify_algebra.h"
+#include "graph/winograd_conv.h"
 
 namespace tessel {
 
@@ -77,6 +78,7 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate) {
 std::vector<GraphPass> layout_passes(PassTarget target) {
   if (target == PassTarget::Cpu)
     return {{"pack_weights", pack_weights},
+            {"winograd_conv", winograd_conv},
             {"flatten_pointwise_conv", flatten_pointwise_conv},
             {"block_conv_weights", block_conv_weights}};
   return {};

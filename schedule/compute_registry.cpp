@@ -51,6 +51,7 @@ const ComputeFn *find_compute_rule(const std::string &op_type) {
     register_index_ops_compute(r);
     register_misc_compute(r);
     register_resize_compute(r);
+    register_winograd_compute(r);
     return r;
   }();
   return registry.find(op_type);

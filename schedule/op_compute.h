@@ -88,6 +88,7 @@ void register_shape_ops_compute(ComputeRegistry &r);
 void register_index_ops_compute(ComputeRegistry &r);
 void register_misc_compute(ComputeRegistry &r);
 void register_resize_compute(ComputeRegistry &r);
+void register_winograd_compute(ComputeRegistry &r);
 
 // Helpers shared by compute rules (compute_helpers.cpp).
 

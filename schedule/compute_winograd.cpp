@@ -1,0 +1,126 @@
+// Compute rules for the Winograd convolution's transforms (graph/winograd_conv.h). Each is
+// an internal stage computed at root with its own schedule: the 36 transform points (or the
+// 16 positions of an output tile) are unrolled, so every coefficient is a constant and the
+// zero ones vanish, and whole rows of tiles are vectorized. The rules' outputs are pure
+// copies, so the default or tuned schedule applies to them, with the conv's epilogue.
+#include <Halide.h>
+
+#include "graph/winograd_conv.h"
+#include "schedule/op_compute.h"
+
+namespace tessel {
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+
+constexpr int kLanes = 16;  // f32 lanes of an AVX-512 vector
+
+/// Vector width for rows of `n` tiles: a power of two up to kLanes, not much wider than n.
+int tile_vector_width(int64_t n) {
+  int v = 4;
+  while (v < kLanes && v < n) v *= 2;
+  return v;
+}
+
+std::string stage_name(const ComputeContext &ctx, const std::string &suffix) {
+  return halide_name(ctx.node.name.empty() ? "winograd" : ctx.node.name) + "_" + suffix;
+}
+
+/// V[n, k, c, ty, tx] = (B^T d B)[k / 6, k % 6] for the 6x6 input window d at
+/// (4 ty - 1, 4 tx - 1), zero outside the input.
+std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
+  const TensorFunc &x = ctx.input(0);
+  const Shape &out_shape = ctx.output_type(0).shape;
+  const int64_t height = x.shape[2], width = x.shape[3], tw = out_shape[4];
+  Var px("px"), py("py"), c("c"), n("n");
+  // The input with its zero border, over every window the tiles reach.
+  Func padded(stage_name(ctx, "padded"));
+  Expr inside = px >= 1 && px <= static_cast<int>(width) && py >= 1 && py <= static_cast<int>(height);
+  Expr value = x.at({n, c, clamp_index(py - 1, height), clamp_index(px - 1, width)});
+  padded(px, py, c, n) = Halide::select(inside, value, Halide::Internal::make_zero(value.type()));
+
+  Var tx("tx"), ty("ty"), k("k");
+  std::vector<Expr> points;
+  for (int xi = 0; xi < kWinogradInputTile; ++xi)
+    for (int nu = 0; nu < kWinogradInputTile; ++nu) {
+      Expr sum;
+      for (int a = 0; a < kWinogradInputTile; ++a)
+        for (int b = 0; b < kWinogradInputTile; ++b) {
+          const double coefficient = kWinogradBT[xi][a] * kWinogradBT[nu][b];
+          if (coefficient == 0) continue;
+          Expr term = padded(tx * kWinogradTile + b, ty * kWinogradTile + a, c, n);
+          term = coefficient == 1 ? term : Halide::cast(term.type(), static_cast<float>(coefficient)) * term;
+          sum = sum.defined() ? sum + term : term;
+        }
+      points.push_back(sum);
+    }
+  Func tiles(stage_name(ctx, "tiles"));
+  tiles(tx, ty, c, k, n) = Halide::mux(k, points);
+  if (!ctx.unscheduled) {
+    const int vec = tile_vector_width(tw);
+    padded.compute_root().vectorize(px, kLanes, TailStrategy::GuardWithIf).parallel(c);
+    tiles.compute_root()
+        .bound(k, 0, kWinogradPoints)
+        .reorder(tx, k, ty, c, n)
+        .unroll(k)
+        .vectorize(tx, vec, TailStrategy::GuardWithIf)
+        .parallel(c);
+  }
+  return {define_tensor(ctx.node.name, ctx.output_type(0).dtype, out_shape, [&](const std::vector<Expr> &i) {
+    return tiles(i[4], i[3], i[2], i[1], i[0]);
+  })};
+}
+
+/// Y[n, m, y, x] = (A^T p A)[y % 4, x % 4] (+ bias[m]) for the 6x6 products p of tile
+/// (y / 4, x / 4).
+std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
+  const TensorFunc &products = ctx.input(0);
+  const Shape &out_shape = ctx.output_type(0).shape;
+  const int64_t tw = products.shape[4];
+  Var x("x"), y("y"), m("m"), n("n");
+  Expr ty = y / kWinogradTile, tx = x / kWinogradTile;
+  std::vector<Expr> positions;
+  for (int i = 0; i < kWinogradTile; ++i)
+    for (int j = 0; j < kWinogradTile; ++j) {
+      Expr sum;
+      for (int a = 0; a < kWinogradInputTile; ++a)
+        for (int b = 0; b < kWinogradInputTile; ++b) {
+          const double coefficient = kWinogradAT[i][a] * kWinogradAT[j][b];
+          if (coefficient == 0) continue;
+          Expr term = products.at({n, Expr(a * kWinogradInputTile + b), m, ty, tx});
+          term = coefficient == 1 ? term : Halide::cast(term.type(), static_cast<float>(coefficient)) * term;
+          sum = sum.defined() ? sum + term : term;
+        }
+      if (ctx.has_input(1)) sum = sum + ctx.input(1).at({m});
+      positions.push_back(sum);
+    }
+  Func tiles(stage_name(ctx, "tiles"));
+  tiles(x, y, m, n) = Halide::mux((y % kWinogradTile) * kWinogradTile + x % kWinogradTile, positions);
+  if (!ctx.unscheduled) {
+    Var txo("txo"), xi("xi"), tyo("tyo"), yi("yi");
+    tiles.compute_root()
+        .bound(x, 0, static_cast<int>(tw * kWinogradTile))
+        .split(x, txo, xi, kWinogradTile)
+        .split(y, tyo, yi, kWinogradTile)
+        .reorder(xi, yi, txo, tyo, m, n)
+        .unroll(xi)
+        .unroll(yi)
+        .vectorize(txo, tile_vector_width(tw), TailStrategy::GuardWithIf)
+        .parallel(m);
+  }
+  return {define_tensor(ctx.node.name, ctx.output_type(0).dtype, out_shape, [&](const std::vector<Expr> &i) {
+    return tiles(i[3], i[2], i[1], i[0]);
+  })};
+}
+
+}  // namespace
+
+void register_winograd_compute(ComputeRegistry &r) {
+  r.add(kWinogradInputOp, winograd_input_rule);
+  r.add(kWinogradOutputOp, winograd_output_rule);
+}
+
+}  // namespace tessel

@@ -9,6 +9,7 @@
 
 #include "graph/fuse.h"
 #include "graph/onnx_import.h"
+#include "graph/winograd_conv.h"
 #include "runtime/artifact_compiler.h"
 #include "runtime/deploy/module.h"
 #include "runtime/graph_executor.h"
@@ -117,18 +118,23 @@ TEST_CASE("ResNet-18 matches PyTorch", "[e2e]") {
   check_model("resnet18", false, false);
   check_model("resnet18", false, true);
   auto executor = check_model("resnet18", true, true);
-  // One kernel per fused group; every ReLU and residual Add runs inside a conv's group.
+  // One kernel per fused group; every ReLU and residual Add runs inside a conv's group (a
+  // Winograd conv's output transform, for the convs winograd_conv rewrites).
   CHECK(executor->last_kernel_launches() == kernel_groups(*executor));
   const Graph &g = executor->graph();
   for (const FusedGroup &group : executor->groups()) {
     bool has_conv = false, has_epilogue = false;
     for (int n : group.nodes) {
-      has_conv |= g.nodes[n].op_type == "Conv";
+      has_conv |= g.nodes[n].op_type == "Conv" || g.nodes[n].op_type == kWinogradOutputOp;
       has_epilogue |= g.nodes[n].op_type == "Relu" || g.nodes[n].op_type == "Add";
       CHECK(g.nodes[n].op_type != "BatchNormalization");
     }
     CHECK((has_conv || !has_epilogue));
   }
+  // The 3x3 stride-1 convs of stages 1 and 2 (56x56 and 28x28) run as Winograd convs.
+  int winograd = 0;
+  for (const Node &node : g.nodes) winograd += node.op_type == kWinogradOutputOp;
+  CHECK(winograd == 7);
 }
 TEST_CASE("transformer encoder matches PyTorch", "[e2e]") {
   check_model("transformer_encoder", false, false);

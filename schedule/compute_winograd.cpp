@@ -25,13 +25,20 @@ int tile_vector_width(int64_t n) {
   return v;
 }
 
+const WinogradTransform &transform_of(const ComputeContext &ctx) {
+  const WinogradTransform *t = winograd_transform(ctx.attrs().get_int(kWinogradTileAttr, 0));
+  if (!t) ctx.fail("tile must be 2 or 4");
+  return *t;
+}
+
 std::string stage_name(const ComputeContext &ctx, const std::string &suffix) {
   return halide_name(ctx.node.name.empty() ? "winograd" : ctx.node.name) + "_" + suffix;
 }
 
-/// V[n, k, c, ty, tx] = (B^T d B)[k / 6, k % 6] for the 6x6 input window d at
-/// (4 ty - 1, 4 tx - 1), zero outside the input.
+/// V[n, k, c, ty, tx] = (B^T d B)[k / s, k % s] for the s x s input window d at
+/// (m ty - 1, m tx - 1), zero outside the input (s = m + 2).
 std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
+  const WinogradTransform &t = transform_of(ctx);
   const TensorFunc &x = ctx.input(0);
   const Shape &out_shape = ctx.output_type(0).shape;
   const int64_t height = x.shape[2], width = x.shape[3], tw = out_shape[4];
@@ -44,14 +51,14 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
 
   Var tx("tx"), ty("ty"), k("k");
   std::vector<Expr> points;
-  for (int xi = 0; xi < kWinogradInputTile; ++xi)
-    for (int nu = 0; nu < kWinogradInputTile; ++nu) {
+  for (int xi = 0; xi < t.input_tile; ++xi)
+    for (int nu = 0; nu < t.input_tile; ++nu) {
       Expr sum;
-      for (int a = 0; a < kWinogradInputTile; ++a)
-        for (int b = 0; b < kWinogradInputTile; ++b) {
-          const double coefficient = kWinogradBT[xi][a] * kWinogradBT[nu][b];
+      for (int a = 0; a < t.input_tile; ++a)
+        for (int b = 0; b < t.input_tile; ++b) {
+          const double coefficient = t.BT(xi, a) * t.BT(nu, b);
           if (coefficient == 0) continue;
-          Expr term = padded(tx * kWinogradTile + b, ty * kWinogradTile + a, c, n);
+          Expr term = padded(tx * t.tile + b, ty * t.tile + a, c, n);
           term = coefficient == 1 ? term : Halide::cast(term.type(), static_cast<float>(coefficient)) * term;
           sum = sum.defined() ? sum + term : term;
         }
@@ -63,7 +70,7 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
     const int vec = tile_vector_width(tw);
     padded.compute_root().vectorize(px, kLanes, TailStrategy::GuardWithIf).parallel(c);
     tiles.compute_root()
-        .bound(k, 0, kWinogradPoints)
+        .bound(k, 0, t.points())
         .reorder(tx, k, ty, c, n)
         .unroll(k)
         .vectorize(tx, vec, TailStrategy::GuardWithIf)
@@ -74,23 +81,24 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
   })};
 }
 
-/// Y[n, m, y, x] = (A^T p A)[y % 4, x % 4] (+ bias[m]) for the 6x6 products p of tile
-/// (y / 4, x / 4).
+/// Y[n, m, y, x] = (A^T p A)[y % t, x % t] (+ bias[m]) for the s x s products p of tile
+/// (y / t, x / t), t the output tile edge and s = t + 2.
 std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
+  const WinogradTransform &t = transform_of(ctx);
   const TensorFunc &products = ctx.input(0);
   const Shape &out_shape = ctx.output_type(0).shape;
   const int64_t tw = products.shape[4];
   Var x("x"), y("y"), m("m"), n("n");
-  Expr ty = y / kWinogradTile, tx = x / kWinogradTile;
+  Expr ty = y / t.tile, tx = x / t.tile;
   std::vector<Expr> positions;
-  for (int i = 0; i < kWinogradTile; ++i)
-    for (int j = 0; j < kWinogradTile; ++j) {
+  for (int i = 0; i < t.tile; ++i)
+    for (int j = 0; j < t.tile; ++j) {
       Expr sum;
-      for (int a = 0; a < kWinogradInputTile; ++a)
-        for (int b = 0; b < kWinogradInputTile; ++b) {
-          const double coefficient = kWinogradAT[i][a] * kWinogradAT[j][b];
+      for (int a = 0; a < t.input_tile; ++a)
+        for (int b = 0; b < t.input_tile; ++b) {
+          const double coefficient = t.AT(i, a) * t.AT(j, b);
           if (coefficient == 0) continue;
-          Expr term = products.at({n, Expr(a * kWinogradInputTile + b), m, ty, tx});
+          Expr term = products.at({n, Expr(a * t.input_tile + b), m, ty, tx});
           term = coefficient == 1 ? term : Halide::cast(term.type(), static_cast<float>(coefficient)) * term;
           sum = sum.defined() ? sum + term : term;
         }
@@ -98,13 +106,13 @@ std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
       positions.push_back(sum);
     }
   Func tiles(stage_name(ctx, "tiles"));
-  tiles(x, y, m, n) = Halide::mux((y % kWinogradTile) * kWinogradTile + x % kWinogradTile, positions);
+  tiles(x, y, m, n) = Halide::mux((y % t.tile) * t.tile + x % t.tile, positions);
   if (!ctx.unscheduled) {
     Var txo("txo"), xi("xi"), tyo("tyo"), yi("yi");
     tiles.compute_root()
-        .bound(x, 0, static_cast<int>(tw * kWinogradTile))
-        .split(x, txo, xi, kWinogradTile)
-        .split(y, tyo, yi, kWinogradTile)
+        .bound(x, 0, static_cast<int>(tw * t.tile))
+        .split(x, txo, xi, t.tile)
+        .split(y, tyo, yi, t.tile)
         .reorder(xi, yi, txo, tyo, m, n)
         .unroll(xi)
         .unroll(yi)

@@ -8,11 +8,12 @@ int TaskScheduler::next_task(int budget_left) const {
   if (budget_left < 1 || tasks_.empty()) return -1;
   // Warm-up: every task gets one round before any gets two.
   for (size_t i = 0; i < tasks_.size(); ++i)
-    if (tasks_[i].history.empty()) return static_cast<int>(i);
+    if (!tasks_[i].retired && tasks_[i].history.empty()) return static_cast<int>(i);
   int best = -1;
   double best_gain = -1;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const TaskProgress &t = tasks_[i];
+    if (t.retired) continue;
     // Relative improvement over the last two rounds; a floor keeps stalled tasks alive
     // in proportion to their share of the latency.
     double recent = 0;

@@ -11,14 +11,17 @@ struct TaskProgress {
   int trials = 0;                 // candidates measured so far
   double best_seconds = 0;        // best measured latency (0: nothing measured yet)
   std::vector<double> history;    // best_seconds after each round of this task
+  bool retired = false;           // its schedule space is used up: never picked again
 };
 
 class TaskScheduler {
  public:
   explicit TaskScheduler(std::vector<TaskProgress> tasks) : tasks_(std::move(tasks)) {}
 
-  /// The task to tune next, or -1 when `budget_left` < 1.
+  /// The task to tune next, or -1 when `budget_left` < 1 or every task is retired.
   int next_task(int budget_left) const;
+  /// Takes a task out of the rotation (nothing left to measure); the others share the budget.
+  void retire(int task) { tasks_.at(task).retired = true; }
   /// Records a finished round of `task`: `measured` trials, best latency now.
   void record_round(int task, int measured, double best_seconds);
 

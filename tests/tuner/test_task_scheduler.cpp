@@ -1,0 +1,38 @@
+// Tests of the task scheduler that splits a model's trial budget over its tasks.
+#include <catch2/catch.hpp>
+
+#include "tuner/task_scheduler.h"
+
+using namespace tessel;
+
+TEST_CASE("the task scheduler warms every task up, then follows the expected gain", "[tuner][scheduler]") {
+  TaskScheduler s({TaskProgress{1}, TaskProgress{3}});
+  CHECK(s.next_task(10) == 0);
+  s.record_round(0, 8, 1e-3);
+  CHECK(s.next_task(10) == 1);
+  s.record_round(1, 8, 1e-3);
+  // Task 1 runs three times per model run: a round there promises three times the drop.
+  CHECK(s.next_task(10) == 1);
+  CHECK(s.next_task(0) == -1);
+  CHECK(s.estimated_latency() == Approx(4e-3));
+}
+
+TEST_CASE("a retired task is never picked again and the others get the budget", "[tuner][scheduler]") {
+  TaskScheduler s({TaskProgress{1}, TaskProgress{5}, TaskProgress{1}});
+  for (int t = 0; t < 3; ++t) s.record_round(t, 8, 1e-3);
+  REQUIRE(s.next_task(100) == 1);
+  s.retire(1);  // its schedule space is used up
+  for (int round = 0; round < 50; ++round) {
+    const int t = s.next_task(100);
+    REQUIRE(t >= 0);
+    CHECK(t != 1);
+    s.record_round(t, 8, 1e-3);
+  }
+  s.retire(0);
+  s.retire(2);
+  CHECK(s.next_task(100) == -1);
+  // A task retired before its warm-up round is skipped too.
+  TaskScheduler fresh({TaskProgress{1}, TaskProgress{1}});
+  fresh.retire(0);
+  CHECK(fresh.next_task(10) == 1);
+}

@@ -10,10 +10,8 @@ void apply_default_schedule(TensorFunc &output) {
   Halide::Func &f = output.func;
   std::vector<Halide::Var> vars = f.args();  // Halide order: innermost first
   const int64_t inner_extent = output.shape.back();
-  const int lanes = output.dtype == DType::Float64 || output.dtype == DType::Int64 ? 8 : 16;
-  // Rows shorter than a vector still fill half of one (14-wide Winograd tile rows).
-  const int vector_width = inner_extent >= lanes ? lanes : inner_extent >= lanes / 2 ? lanes / 2 : 0;
-  if (vector_width > 0) f.vectorize(vars[0], vector_width, Halide::TailStrategy::GuardWithIf);
+  const int vector_width = output.dtype == DType::Float64 || output.dtype == DType::Int64 ? 8 : 16;
+  if (inner_extent >= vector_width) f.vectorize(vars[0], vector_width, Halide::TailStrategy::GuardWithIf);
 
   const int64_t numel = shape_numel(output.shape);
   if (numel < 16384 || rank < 2) return;

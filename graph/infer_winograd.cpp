@@ -12,14 +12,13 @@ const WinogradTransform &transform_of(const InferenceContext &ctx) {
   return *t;
 }
 
-int64_t tiles(int64_t extent, int tile) { return (extent + tile - 1) / tile; }
-
 /// X [N, C, H, W] -> [N, P, C, ceil(H/m), ceil(W/m)].
 std::vector<TensorType> infer_winograd_input(const InferenceContext &ctx) {
   const WinogradTransform &t = transform_of(ctx);
   if (ctx.rank(0) != 4) ctx.fail("X must be 4-D, got " + shape_to_string(ctx.input(0).shape));
   const Shape &x = ctx.input(0).shape;
-  return {make_type(ctx.input(0).dtype, {x[0], t.points(), x[1], tiles(x[2], t.tile), tiles(x[3], t.tile)})};
+  const int64_t th = winograd_tiles(x[2], t.tile), tw = winograd_tiles(x[3], t.tile);
+  return {make_type(ctx.input(0).dtype, {x[0], t.points(), x[1], th, tw})};
 }
 
 /// Products [N, P, M, TH, TW] (+ bias [M]) -> [N, M, H, W], H and W from output_shape.
@@ -29,7 +28,7 @@ std::vector<TensorType> infer_winograd_output(const InferenceContext &ctx) {
   const Shape &p = ctx.input(0).shape;
   const std::vector<int64_t> hw = ctx.attrs().get_ints("output_shape");
   if (hw.size() != 2) ctx.fail("output_shape must have 2 entries");
-  if (p[1] != t.points() || p[3] != tiles(hw[0], t.tile) || p[4] != tiles(hw[1], t.tile))
+  if (p[1] != t.points() || p[3] != winograd_tiles(hw[0], t.tile) || p[4] != winograd_tiles(hw[1], t.tile))
     ctx.fail("products " + shape_to_string(p) + " do not tile an output of " + std::to_string(hw[0]) + "x" +
              std::to_string(hw[1]) + " with F(" + std::to_string(t.tile) + "x" + std::to_string(t.tile) + ", 3x3)");
   if (ctx.has_input(1) && ctx.input(1).shape != Shape{p[2]})

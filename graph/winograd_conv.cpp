@@ -6,7 +6,6 @@
 #include "graph/graph_rewriter.h"
 
 namespace tessel {
-
 namespace {
 
 const double kBT4[] = {4, 0, -5, 0, 1, 0, 0, -4, -4, 1, 1, 0, 0, 4, -4, -1, 1, 0,
@@ -20,14 +19,6 @@ const double kAT2[] = {1, 1, 1, 0, 0, 1, -1, -1};
 
 const WinogradTransform kF2{2, 4, kBT2, kG2, kAT2};
 const WinogradTransform kF4{4, 6, kBT4, kG4, kAT4};
-
-}  // namespace
-
-const WinogradTransform *winograd_transform(int64_t tile) {
-  return tile == 2 ? &kF2 : tile == 4 ? &kF4 : nullptr;
-}
-
-namespace {
 
 bool all_equal(const std::vector<int64_t> &values, int64_t v) {
   return std::all_of(values.begin(), values.end(), [v](int64_t x) { return x == v; });
@@ -60,8 +51,8 @@ int eligible_tile(const GraphRewriter &rw, int n) {
   if (ws[2] != 3 || ws[3] != 3 || ws[1] != x.shape[1]) return 0;
   const Attributes &a = node.attributes;
   if (a.get_int("group", 1) != 1 || a.has(kConvWeightBlockAttr)) return 0;
-  if (a.get_ints("kernel_shape", {3, 3}) != std::vector<int64_t>{3, 3} || !all_equal(a.get_ints("strides", {1, 1}), 1) ||
-      !all_equal(a.get_ints("dilations", {1, 1}), 1) || !pads_one(a))
+  if (a.get_ints("kernel_shape", {3, 3}) != std::vector<int64_t>{3, 3} ||
+      !all_equal(a.get_ints("strides", {1, 1}), 1) || !all_equal(a.get_ints("dilations", {1, 1}), 1) || !pads_one(a))
     return 0;
   if (y.shape[2] != x.shape[2] || y.shape[3] != x.shape[3]) return 0;
   if (ins.size() > 2 && ins[2] != kNoTensor) {
@@ -99,8 +90,6 @@ Tensor transformed_weight(const Tensor &w, const WinogradTransform &t) {
   return u;
 }
 
-int64_t tiles(int64_t extent, int tile) { return (extent + tile - 1) / tile; }
-
 class Rewriter {
  public:
   explicit Rewriter(GraphRewriter &rw) : rw_(rw) {}
@@ -111,7 +100,8 @@ class Rewriter {
     const int x = ins[0], y = g.node_outputs[conv][0];
     const int bias = ins.size() > 2 ? ins[2] : kNoTensor;
     const Shape xs = g.tensors[x].type.shape, ys = g.tensors[y].type.shape;
-    const int64_t n = xs[0], c = xs[1], m = ys[1], th = tiles(ys[2], t.tile), tw = tiles(ys[3], t.tile);
+    const int64_t n = xs[0], c = xs[1], m = ys[1], th = winograd_tiles(ys[2], t.tile),
+                  tw = winograd_tiles(ys[3], t.tile);
     const std::string base = g.nodes[conv].name.empty() ? "conv" : g.nodes[conv].name;
     const Tensor u_value = transformed_weight(*g.tensors[ins[1]].constant, t);
     const int64_t points = t.points();
@@ -168,6 +158,10 @@ class Rewriter {
 };
 
 }  // namespace
+
+const WinogradTransform *winograd_transform(int64_t tile) {
+  return tile == 2 ? &kF2 : tile == 4 ? &kF4 : nullptr;
+}
 
 Result<Graph> winograd_conv(Graph graph) {
   return guarded([&]() -> Graph {

@@ -41,6 +41,9 @@ struct WinogradTransform {
 /// The transform for output tiles of edge `tile` (2 or 4); nullptr for any other.
 const WinogradTransform *winograd_transform(int64_t tile);
 
+/// Tiles of edge `tile` along an output axis of `extent` positions (the last may stick out).
+inline int64_t winograd_tiles(int64_t extent, int tile) { return (extent + tile - 1) / tile; }
+
 /// When F(4x4, 3x3) pays: output maps of 28x28 or more. Measured on ResNet-18's layers with
 /// a standalone Halide prototype (2 threads, EPYC Zen 5): 64 channels at 56x56 0.33-0.41 ms
 /// against 0.49-0.52 direct, 128 at 28x28 0.35-0.39 against ~0.50; 256 at 14x14 (16 tiles,

@@ -5,6 +5,8 @@
 // copies, so the default or tuned schedule applies to them, with the conv's epilogue.
 #include <Halide.h>
 
+#include <functional>
+
 #include "graph/winograd_conv.h"
 #include "schedule/op_compute.h"
 
@@ -31,6 +33,22 @@ const WinogradTransform &transform_of(const ComputeContext &ctx) {
   return *t;
 }
 
+/// Sum over a, b < extent of coefficient(a, b) x term(a, b), leaving out the zero
+/// coefficients and multiplying by none that is 1: both transforms are such sums.
+Expr constant_weighted_sum(int extent, const std::function<double(int, int)> &coefficient,
+                           const std::function<Expr(int, int)> &term) {
+  Expr sum;
+  for (int a = 0; a < extent; ++a)
+    for (int b = 0; b < extent; ++b) {
+      const double c = coefficient(a, b);
+      if (c == 0) continue;
+      Expr e = term(a, b);
+      e = c == 1 ? e : Halide::cast(e.type(), static_cast<float>(c)) * e;
+      sum = sum.defined() ? sum + e : e;
+    }
+  return sum;
+}
+
 std::string stage_name(const ComputeContext &ctx, const std::string &suffix) {
   return halide_name(ctx.node.name.empty() ? "winograd" : ctx.node.name) + "_" + suffix;
 }
@@ -52,18 +70,10 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
   Var tx("tx"), ty("ty"), k("k");
   std::vector<Expr> points;
   for (int xi = 0; xi < t.input_tile; ++xi)
-    for (int nu = 0; nu < t.input_tile; ++nu) {
-      Expr sum;
-      for (int a = 0; a < t.input_tile; ++a)
-        for (int b = 0; b < t.input_tile; ++b) {
-          const double coefficient = t.BT(xi, a) * t.BT(nu, b);
-          if (coefficient == 0) continue;
-          Expr term = padded(tx * t.tile + b, ty * t.tile + a, c, n);
-          term = coefficient == 1 ? term : Halide::cast(term.type(), static_cast<float>(coefficient)) * term;
-          sum = sum.defined() ? sum + term : term;
-        }
-      points.push_back(sum);
-    }
+    for (int nu = 0; nu < t.input_tile; ++nu)
+      points.push_back(constant_weighted_sum(
+          t.input_tile, [&](int a, int b) { return t.BT(xi, a) * t.BT(nu, b); },
+          [&](int a, int b) { return padded(tx * t.tile + b, ty * t.tile + a, c, n); }));
   Func tiles(stage_name(ctx, "tiles"));
   tiles(tx, ty, c, k, n) = Halide::mux(k, points);
   if (!ctx.unscheduled) {
@@ -93,15 +103,9 @@ std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
   std::vector<Expr> positions;
   for (int i = 0; i < t.tile; ++i)
     for (int j = 0; j < t.tile; ++j) {
-      Expr sum;
-      for (int a = 0; a < t.input_tile; ++a)
-        for (int b = 0; b < t.input_tile; ++b) {
-          const double coefficient = t.AT(i, a) * t.AT(j, b);
-          if (coefficient == 0) continue;
-          Expr term = products.at({n, Expr(a * t.input_tile + b), m, ty, tx});
-          term = coefficient == 1 ? term : Halide::cast(term.type(), static_cast<float>(coefficient)) * term;
-          sum = sum.defined() ? sum + term : term;
-        }
+      Expr sum = constant_weighted_sum(
+          t.input_tile, [&](int a, int b) { return t.AT(i, a) * t.AT(j, b); },
+          [&](int a, int b) { return products.at({n, Expr(a * t.input_tile + b), m, ty, tx}); });
       if (ctx.has_input(1)) sum = sum + ctx.input(1).at({m});
       positions.push_back(sum);
     }

@@ -275,10 +275,61 @@ std::vector<std::string> pure_loop_vars(const Halide::Internal::Definition &def)
   return vars;
 }
 
+/// How many partial results a reduction of `extent` (its innermost reduction variable) is
+/// split into: the largest divisor from 8 to 32 that leaves each partial at least two
+/// elements, or 0 when there is none (the reduction stays on one thread per output).
+int64_t partials_for(int64_t extent) {
+  for (int64_t p = 32; p >= 8; --p)
+    if (extent % p == 0 && extent / p >= 2) return p;
+  return 0;
+}
+
+/// A long reduction (softmax and normalization statistics, ReduceMean/Sum/Max over an
+/// axis) as two stages, so it spreads over many GPU threads instead of one thread per
+/// output element looping over the whole axis: an rfactor intermediate, at root, computes
+/// `partials` interleaved partial results per output (partial u takes elements u, u + P,
+/// u + 2P, ... so neighbouring threads read neighbouring addresses), and the Func then
+/// folds the partials. Only a Func with one update whose reduction covers at least 64
+/// elements; returns false, changing nothing, when the reduction is shorter, its innermost
+/// variable has no usable divisor, or Halide cannot prove the update associative.
+bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
+  const Halide::Internal::Function function = f.function();
+  if (function.updates().size() != 1) return false;
+  const std::vector<Halide::Internal::ReductionVariable> &rvars = function.update(0).schedule().rvars();
+  if (rvars.empty()) return false;
+  int64_t total = 1;
+  for (const Halide::Internal::ReductionVariable &rv : rvars) {
+    const int64_t *extent = Halide::Internal::as_const_int(rv.extent);
+    if (!extent) return false;
+    total *= *extent;
+  }
+  const int64_t inner_extent = *Halide::Internal::as_const_int(rvars.front().extent);
+  const int64_t partials = partials_for(inner_extent);
+  if (total < 64 || partials == 0) return false;
+  // Proven before anything changes: a failed rfactor would leave the split behind.
+  // Interleaved partials reorder the operands, so the update must also commute.
+  const Halide::Internal::AssociativeOp op =
+      Halide::Internal::prove_associativity(function.name(), function.update(0).args(), function.update(0).values());
+  if (!op.associative() || !op.commutative()) return false;
+  const std::string base = rvars.front().var;
+  Halide::RVar inner_rvar(base), outer(base + "_chunk"), lane(base + "_partial");
+  Halide::Var partial(function.name() + "_partial");
+  Halide::Func intermediate = f.update(0).split(inner_rvar, outer, lane, static_cast<int>(partials)).rfactor(lane, partial);
+  intermediate.compute_root();
+  if (on_gpu) {
+    bind_stage_to_gpu(intermediate, pure_loop_vars(intermediate.function().definition()));
+    bind_stage_to_gpu(intermediate.update(0), pure_loop_vars(intermediate.function().update(0)));
+  }
+  return true;
+}
+
 /// GPU pipelines leave internal stages to this: every Func with update definitions that
 /// the schedule does not place (softmax and normalization statistics, pooling windows,
-/// reductions) is computed at root and, on a GPU, one thread per element; updates of
-/// outputs (scatter-like rules) get the same. Pure internal Funcs stay inlined.
+/// reductions) is computed at root and, on a GPU, one thread per element, its long
+/// reductions split over threads (split_reduction_across_threads); updates of outputs
+/// (reductions, scatter-like rules) get the same. Pure internal Funcs stay inlined. On the
+/// host (GpuLoopsOnHost) the same reductions are split, unbound, so their results can be
+/// checked without a GPU.
 void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string, Halide::Func> &scheduled, bool on_gpu) {
   std::set<std::string> outputs;
   for (const TensorFunc &out : funcs.outputs) outputs.insert(out.func.name());
@@ -298,6 +349,7 @@ void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string
       f.compute_root();
       if (on_gpu) bind_stage_to_gpu(f, pure_loop_vars(function.definition()));
     }
+    split_reduction_across_threads(f, on_gpu);
     if (!on_gpu) continue;
     for (size_t u = 0; u < function.updates().size(); ++u)
       bind_stage_to_gpu(f.update(static_cast<int>(u)), pure_loop_vars(function.update(static_cast<int>(u))));

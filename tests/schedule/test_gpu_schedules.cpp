@@ -144,6 +144,10 @@ TEST_CASE("GPU schedules compute what the CPU default computes (GPU loops run on
       {"layernorm", "5x40", false},
       {"reduce_mean", "7x30", false},
       {"elementwise", "3x5x17", false},
+      // Long reductions, split into interleaved partials across threads.
+      {"softmax", "4x256", false},
+      {"layernorm", "3x640", false},
+      {"reduce_mean", "5x96", false},
   };
   std::mt19937_64 rng(11);
   for (const Case &c : cases) {
@@ -180,6 +184,15 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
       CHECK(k.registers <= 255);
     }
   }
+  // A long softmax row is reduced by interleaved partials in kernels of their own (the
+  // partials' initialization and accumulation, for the max and for the sum: four more
+  // kernels); a short one keeps one thread per row.
+  auto kernel_count = [](const std::string &spec) {
+    auto ptx = compile_task_to_ptx(benchmark_task("softmax", spec), nullptr, kCuda86);
+    REQUIRE(ptx.ok());
+    return ptx_kernel_names(ptx.value()).size();
+  };
+  CHECK(kernel_count("8x512") == kernel_count("8x40") + 4);
   // A CPU target has no PTX.
   TaskInstance task = benchmark_task("matmul", "16x16x16");
   CHECK_FALSE(compile_task_to_ptx(task, nullptr, Target{}).ok());

@@ -12,8 +12,9 @@
 //                  elements per thread, split into blocks of threads.
 //
 // Stages inside a task that no schedule names (softmax or layer-norm statistics, pooling
-// windows) are placed by the GPU pipeline builder (group_pipeline.h), one thread per
-// output element of the statistic.
+// windows) are placed by the GPU pipeline builder (group_pipeline.h): one thread per
+// output element of the statistic, and a reduction over 64 or more elements first split
+// into 8-32 interleaved partials (an rfactor stage) so that many threads share it.
 #include <random>
 #include <vector>
 

@@ -44,10 +44,12 @@ enum class PipelineDevice {
   Host,  ///< the CPU; internal stages keep the rules' own CPU schedules
   /// A CUDA GPU: the schedule binds the outputs (gpu_sketch.h); every internal stage that
   /// cannot be inlined is computed at root, its pure loops over blocks of 256 threads (an
-  /// update without pure loops runs on one GPU thread).
+  /// update without pure loops runs on one GPU thread), a long reduction split into
+  /// interleaved partials computed by threads of their own.
   Gpu,
   /// A GPU schedule replayed for the host (bind steps left serial, internal stages at
-  /// root): checks a GPU schedule's loops and results on a machine without a GPU.
+  /// root, long reductions split as on the GPU): checks a GPU schedule's loops and results
+  /// on a machine without a GPU.
   GpuLoopsOnHost,
 };
 

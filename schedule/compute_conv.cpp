@@ -462,6 +462,11 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t b
     // The zero-padded input, materialized once (a fixed internal stage, not part of the
     // schedule): the accumulation loop then reads it without bounds selects.
     Func padded = padded_input(p, !ctx.unscheduled);
+    // The schedule may move the copy into the output's loops (a tile's rows at a time).
+    Shape read_shape{p.out_shape[0], (p.out_shape[1] / p.out_channels_per_group) * p.channels_per_group};
+    for (size_t d = 0; d < spatial; ++d)
+      read_shape.push_back((p.out_shape[2 + d] - 1) * p.strides[d] + (p.kernel[d] - 1) * p.dilations[d] + 1);
+    ctx.expose_source(TensorFunc{padded, ctx.input(0).dtype, read_shape});
     std::vector<Expr> index;  // Halide order
     for (size_t d = spatial; d-- > 0;) index.push_back(coords[d]);
     index.push_back(channel);

@@ -37,6 +37,11 @@ struct FuncDesc {
   std::vector<std::string> consumers;  ///< Funcs that read this one
   bool is_output = false;
   bool inlinable = true;  ///< false when it has update stages
+  /// A materialized input of one anchor (a convolution's zero-padded copy): computed at
+  /// root with its own built-in loops unless a compute_at step places it inside the loops
+  /// of the anchor's output; no other step names it. Listed as inlinable so a schedule
+  /// that does not place it (and every GPU schedule) leaves it alone.
+  bool placeable_source = false;
   int64_t bytes_per_element = 4;
   std::string element_type = "f32";  ///< how storage is printed (f32, i32, u8, ...)
   int64_t flops_per_point = 0;

@@ -49,6 +49,7 @@ struct GroupFuncs {
   std::map<int, TensorFunc> by_tensor;
   std::vector<Halide::ImageParam> parameters;
   std::vector<TensorFunc> exposed;
+  std::vector<TensorFunc> sources;  // materialized inputs of exposed stages (expose_source)
   std::vector<TensorFunc> outputs;  // one per signature output, each a distinct Func
 };
 
@@ -85,6 +86,7 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
     ctx.unscheduled = unscheduled;
     ctx.gpu = gpu;
     ctx.exposed_stages = &result.exposed;
+    ctx.exposed_sources = &result.sources;
     for (int t : g.node_inputs[n]) {
       if (t == kNoTensor) {
         ctx.inputs.emplace_back();
@@ -381,6 +383,14 @@ Result<ComputeDesc> describe_group_compute(const Graph &g, const FusedGroup &gro
     auto funcs = build_group_funcs(g, group, sig, true, where);
     if (!funcs.ok()) return funcs.error();
     ComputeDesc desc;
+    for (const TensorFunc &source : funcs->sources) {
+      FuncDesc d = describe_func(source, false);
+      d.placeable_source = true;
+      for (const TensorFunc &stage : funcs->exposed)
+        if (Halide::Internal::find_direct_calls(stage.func.function()).count(source.func.name()))
+          d.consumers.push_back(canonical_name(stage.func.name()));
+      desc.funcs.push_back(std::move(d));
+    }
     for (const TensorFunc &stage : funcs->exposed) {
       FuncDesc d = describe_func(stage, false);
       // Consumers: the outputs that read it, directly or through inlined Funcs.
@@ -418,6 +428,7 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
         for (const auto &rv : function.update(static_cast<int>(u)).schedule().rvars())
           if (canonical_name(rv.var) != rv.var) actual[canonical_name(rv.var)] = rv.var;
     };
+    for (const TensorFunc &f : funcs->sources) add(f);
     for (const TensorFunc &f : funcs->exposed) add(f);
     for (const TensorFunc &f : funcs->outputs) add(f);
     auto renamed = to_build_names(schedule, actual);
@@ -427,6 +438,14 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
     if (auto applied = apply_schedule(renamed.value(), by_name, options); !applied.ok())
       return make_error(where + ": " + applied.error().message);
     if (gpu_schedule) place_internal_stages_for_gpu(funcs.value(), by_name, device == PipelineDevice::Gpu);
+    // A source the schedule moved into an output's loops runs inside one thread's share:
+    // its built-in parallel loop would nest a second parallel level there.
+    std::set<std::string> placed;
+    for (const ScheduleStep &step : renamed.value().steps)
+      if (const auto *at = std::get_if<ComputeAtStep>(&step)) placed.insert(at->func);
+    for (TensorFunc &source : funcs->sources)
+      if (!gpu_schedule && placed.count(source.func.name()))
+        for (const Halide::Var &v : source.func.args()) source.func.serial(v);
     return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
     return make_error(where + ": Halide rejected the schedule: " + e.what());

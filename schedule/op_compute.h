@@ -45,6 +45,7 @@ struct ComputeContext {
   /// functions instead (__nv_erff for erff), which Halide's PTX backend links.
   bool gpu = false;
   std::vector<TensorFunc> *exposed_stages = nullptr;
+  std::vector<TensorFunc> *exposed_sources = nullptr;
 
   const Attributes &attrs() const { return node.attributes; }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
@@ -58,6 +59,12 @@ struct ComputeContext {
   /// named like the output's (make_vars) and `shape` is the region it covers.
   void expose_stage(const TensorFunc &stage) const {
     if (exposed_stages) exposed_stages->push_back(stage);
+  }
+  /// Offers a materialized input of an exposed stage (a convolution's zero-padded copy,
+  /// computed at root by its rule) to the schedule, which may only move it inside the
+  /// loops of the output that stage is computed in; `shape` is the region the stage reads.
+  void expose_source(const TensorFunc &source) const {
+    if (exposed_sources) exposed_sources->push_back(source);
   }
 };
 

@@ -203,6 +203,8 @@ class Chooser {
     if (std::find(out_widths.begin(), out_widths.end(), anchor_width) != out_widths.end()) out_width = anchor_width;
     choices_[O + ".vector"] = random() && chance(*rng_, 25) ? draw(out_widths, out_width) : out_width;
     choices_[O + ".unroll"] = draw({0, 1}, 0);
+    // The padded copy: at root by default (its built-in schedule), else moved inside.
+    if (const FuncDesc *source = placeable_source_of(compute_, A)) choices_[source->name + ".at"] = draw({0, 1, 2}, 0);
   }
 
   void injective(const FuncDesc &out) {

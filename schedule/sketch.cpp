@@ -121,6 +121,8 @@ class SketchWriter {
       if (axis.reduction)
         add(anchor.name + ".reduce." + axis.name, ParamKind::ReductionSplit, divisors(axis.extent));
     add(anchor.name + ".unroll_reduce", ParamKind::Unroll, {0, 1});
+    if (const FuncDesc *source = placeable_source_of(compute_, anchor.name))
+      add(source->name + ".at", ParamKind::SourcePlacement, {0, 1, 2});
   }
 
   void injective_output(const FuncDesc &out) {
@@ -229,8 +231,15 @@ const char *to_text(ParamKind kind) {
     case ParamKind::RfactorChunks: return "rfactor_chunks";
     case ParamKind::ThreadTile: return "thread_tile";
     case ParamKind::ThreadCount: return "thread_count";
+    case ParamKind::SourcePlacement: return "source_placement";
   }
   return "tile_size";
+}
+
+const FuncDesc *placeable_source_of(const ComputeDesc &compute, const std::string &anchor) {
+  for (const FuncDesc &f : compute.funcs)
+    if (f.placeable_source && std::find(f.consumers.begin(), f.consumers.end(), anchor) != f.consumers.end()) return &f;
+  return nullptr;
 }
 
 const FuncPlan *Sketch::plan(const std::string &func) const {

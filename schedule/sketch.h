@@ -60,6 +60,10 @@ enum class ParamKind {
   RfactorChunks,   ///< parallel chunks of an rfactored reduction
   ThreadTile,      ///< GPU: threads of a block along one axis
   ThreadCount,     ///< GPU: threads per block of an injective output
+  /// Where an anchor's materialized input (FuncDesc::placeable_source) is computed: 0 at
+  /// root (its built-in schedule), 1 inside the output's parallel loop (each thread copies
+  /// the part its tasks read), 2 at the anchor's own compute level (one tile's part).
+  SourcePlacement,
 };
 const char *to_text(ParamKind kind);
 
@@ -119,6 +123,9 @@ std::optional<std::vector<AxisLink>> link_axes(const FuncDesc &out, const FuncDe
 /// tail tile would straddle blocks).
 std::optional<std::vector<int64_t>> anchor_region(const FuncDesc &out, const FuncDesc &anchor,
                                                   const std::vector<int64_t> &out_region);
+
+/// The materialized input (FuncDesc::placeable_source) `anchor` reads, if it has one.
+const FuncDesc *placeable_source_of(const ComputeDesc &compute, const std::string &anchor);
 
 /// Whether a non-inlinable reduction Func has so little pure parallelism (pure points <
 /// threads x 64) and so big a reduction (>= 1024 points) that rfactoring it pays.

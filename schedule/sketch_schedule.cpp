@@ -180,6 +180,12 @@ class Builder {
         add(UnrollStep{stage, loops.layout.inner_loops[1], std::nullopt});
     }
     if (!loops.layout.compute_at.empty()) add(ComputeAtStep{anchor.name, stage, loops.layout.compute_at});
+    if (const FuncDesc *source = placeable_source_of(compute_, anchor.name)) {
+      // Inside the parallel loop (which encloses the anchor's level), or with the anchor.
+      const int64_t at = get(source->name + ".at", 0);
+      const std::string &loop = at == 1 ? loops.layout.parallel_loop : at == 2 ? loops.layout.compute_at : std::string();
+      if (!loop.empty()) add(ComputeAtStep{source->name, stage, loop});
+    }
     const std::optional<std::vector<int64_t>> region = anchor_region(out, anchor, loops.layout.anchor_region);
     if (!region) reject(anchor.name + "'s region is not whole blocks of its blocked axis");
     tiled_anchor(anchor, *region, multi_level);

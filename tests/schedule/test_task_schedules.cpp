@@ -72,9 +72,15 @@ TEST_CASE("a plain matmul task exposes its accumulator and the output", "[schedu
 TEST_CASE("a hand schedule on a fused conv block matches the default schedule", "[schedule][task]") {
   TaskInstance task = largest_task(conv_block_graph(16, 20));
   REQUIRE(task.group.nodes.size() == 3);
-  REQUIRE(task.compute.funcs.size() == 2);
-  const FuncDesc &acc = task.compute.funcs[0];
-  const FuncDesc &out = task.compute.funcs[1];
+  // The zero-padded input (a source the schedule may place), the accumulator, the output.
+  REQUIRE(task.compute.funcs.size() == 3);
+  const FuncDesc &padded = task.compute.funcs[0];
+  const FuncDesc &acc = task.compute.funcs[1];
+  const FuncDesc &out = task.compute.funcs[2];
+  CHECK(padded.placeable_source);
+  CHECK(padded.consumers == std::vector<std::string>{acc.name});
+  REQUIRE(padded.pure_axes.size() == 4);
+  CHECK(padded.pure_axes[0].extent == 22);  // the 20 columns and a pad on either side
   // Axes innermost first: x, y, channel, batch; the update adds kx, ky, ic innermost.
   REQUIRE(out.pure_axes.size() == 4);
   CHECK(out.pure_axes[0].extent == 20);
@@ -104,6 +110,14 @@ TEST_CASE("a hand schedule on a fused conv block matches the default schedule", 
   const auto want = run_with(task, nullptr, inputs);
   const auto got = run_with(task, &schedule.value(), inputs);
   CHECK(max_relative_difference(got, want) < 1e-5);
+  // The padded copy moved into each parallel task, then into each tile: same results.
+  for (const std::string &loop : {"co", "xo"}) {
+    INFO("padded copy at " << loop);
+    auto placed = parse_schedule(text + "compute_at " + padded.name + " " + out.name + " " + loop + "\n");
+    REQUIRE(placed.ok());
+    REQUIRE(validate_and_replay(task.compute, placed.value()).ok());
+    CHECK(max_relative_difference(run_with(task, &placed.value(), inputs), want) < 1e-5);
+  }
 }
 
 TEST_CASE("sampled schedules of a conv over a blocked weight match the default schedule", "[schedule][task]") {
@@ -111,9 +125,9 @@ TEST_CASE("sampled schedules of a conv over a blocked weight match the default s
   INFO((blocked.ok() ? std::string() : blocked.error().message));
   REQUIRE(blocked.ok());
   TaskInstance task = largest_task(std::make_shared<const Graph>(std::move(blocked.value())));
-  REQUIRE(task.compute.funcs.size() == 2);
+  REQUIRE(task.compute.funcs.size() == 3);  // padded input, accumulator, output
   // The accumulator's axes: 16 channel lanes, x, y, 2 channel blocks, batch.
-  const FuncDesc &acc = task.compute.funcs[0];
+  const FuncDesc &acc = task.compute.funcs[1];
   REQUIRE(acc.pure_axes.size() == 5);
   CHECK(acc.pure_axes[0].extent == 16);
   CHECK(acc.pure_axes[1].extent == 10);

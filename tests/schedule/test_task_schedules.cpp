@@ -12,6 +12,7 @@
 #include "schedule/cpu_target.h"
 #include "schedule/sampler.h"
 #include "schedule/schedule_tree.h"
+#include "schedule/source_placement.h"
 #include "tests/schedule/task_test_util.h"
 
 using namespace tessel;
@@ -118,6 +119,28 @@ TEST_CASE("a hand schedule on a fused conv block matches the default schedule", 
     REQUIRE(validate_and_replay(task.compute, placed.value()).ok());
     CHECK(max_relative_difference(run_with(task, &placed.value(), inputs), want) < 1e-5);
   }
+}
+
+TEST_CASE("the padded copy moves into the parallel loop of a tuned conv schedule", "[schedule][task]") {
+  TaskInstance task = largest_task(conv_block_graph(16, 20));
+  const std::vector<Tensor> inputs = task_inputs(task, 13);
+  const auto want = run_with(task, nullptr, inputs);
+  std::mt19937_64 rng(9);
+  int moved = 0;
+  for (const Schedule &s : sample_schedules(task.compute, avx512_target(2), 8, rng)) {
+    const std::optional<Schedule> variant = with_sources_in_parallel_loop(task.compute, s);
+    if (!variant) continue;
+    INFO(to_text(*variant));
+    ++moved;
+    // One step more: the copy at the output's parallel loop; a second call finds it placed.
+    REQUIRE(variant->steps.size() == s.steps.size() + 1);
+    const auto *at = std::get_if<ComputeAtStep>(&variant->steps.back());
+    REQUIRE(at);
+    CHECK(at->func == task.compute.funcs[0].name);
+    CHECK_FALSE(with_sources_in_parallel_loop(task.compute, *variant));
+    CHECK(max_relative_difference(run_with(task, &*variant, inputs), want) < 1e-5);
+  }
+  CHECK(moved > 0);
 }
 
 TEST_CASE("sampled schedules of a conv over a blocked weight match the default schedule", "[schedule][task]") {

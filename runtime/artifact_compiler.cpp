@@ -21,6 +21,7 @@
 #include "runtime/deploy/execution_plan.h"
 #include "runtime/kernel_cache.h"
 #include "schedule/group_pipeline.h"
+#include "schedule/parallel_resplit.h"
 #include "schedule/source_placement.h"
 
 #ifndef TESSEL_VERSION
@@ -311,18 +312,28 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
       TaskAlternatives entry{key, task.ops, {}, {KernelAlternative{chosen, {}}}};
       for (DeployedSchedule &s : others.value())
         if (s.schedule_hash != chosen.schedule_hash) entry.alternatives.push_back(KernelAlternative{std::move(s), {}});
-      // The two fastest records again with the padded input copied inside their parallel
-      // loop: a difference only a run of the whole model shows (source_placement.h).
+      // Variants of the fastest records that only a run of the whole model tells apart.
+      auto add_variant = [&entry](const Schedule &schedule, std::optional<double> median) {
+        const std::string hash = schedule_hash(schedule);
+        for (const KernelAlternative &a : entry.alternatives)
+          if (a.schedule.schedule_hash == hash) return;
+        entry.alternatives.push_back(KernelAlternative{DeployedSchedule{to_text(schedule), hash, median}, {}});
+      };
       if (auto compute = describe_group_compute(g, group, sig); compute.ok()) {
         const size_t records = std::min<size_t>(2, entry.alternatives.size());
-        for (size_t i = 0; i < records; ++i) {
-          auto parsed = parse_schedule(entry.alternatives[i].schedule.schedule_text);
-          if (!parsed.ok()) continue;
-          if (auto moved = with_sources_in_parallel_loop(compute.value(), parsed.value()))
-            entry.alternatives.push_back(KernelAlternative{
-                DeployedSchedule{to_text(*moved), schedule_hash(*moved), entry.alternatives[i].schedule.median_seconds},
-                {}});
-        }
+        std::vector<std::pair<Schedule, std::optional<double>>> fastest;
+        for (size_t i = 0; i < records; ++i)
+          if (auto parsed = parse_schedule(entry.alternatives[i].schedule.schedule_text); parsed.ok())
+            fastest.emplace_back(parsed.value(), entry.alternatives[i].schedule.median_seconds);
+        // The two fastest with the padded input copied inside their parallel loop
+        // (source_placement.h).
+        for (const auto &[schedule, median] : fastest)
+          if (auto moved = with_sources_in_parallel_loop(compute.value(), schedule)) add_variant(*moved, median);
+        // The fastest with its parallel loop moved to each other outer loop: which core
+        // reads which data is decided there (parallel_resplit.h).
+        if (!fastest.empty())
+          for (const Schedule &moved : with_parallel_loop_moved(compute.value(), fastest.front().first, 2))
+            add_variant(moved, fastest.front().second);
       }
       summary.alternatives.push_back(std::move(entry));
     }

@@ -11,6 +11,7 @@
 #include "graph/pass_manager.h"
 #include "schedule/cpu_target.h"
 #include "schedule/sampler.h"
+#include "schedule/parallel_resplit.h"
 #include "schedule/schedule_tree.h"
 #include "schedule/source_placement.h"
 #include "tests/schedule/task_test_util.h"
@@ -141,6 +142,31 @@ TEST_CASE("the padded copy moves into the parallel loop of a tuned conv schedule
     CHECK(max_relative_difference(run_with(task, &*variant, inputs), want) < 1e-5);
   }
   CHECK(moved > 0);
+}
+
+TEST_CASE("a schedule's parallel loop moves to its other outer loops and computes the same", "[schedule][task]") {
+  // A batched product like a Winograd transform's: 6 points, 16 x 24 by 24 x 49 tiles.
+  GraphBuilder b("batched");
+  const int a = b.input("a", DType::Float32, {6, 16, 24});
+  const int w = b.weight("w", DType::Float32, {6, 24, 49}, 5);
+  TaskInstance task = largest_task(b.finish({b.node("MatMul", {a, w})}));
+  const std::vector<Tensor> inputs = task_inputs(task, 17);
+  const auto want = run_with(task, nullptr, inputs);
+  std::mt19937_64 rng(21);
+  int variants = 0;
+  for (const Schedule &s : sample_schedules(task.compute, avx512_target(2), 10, rng)) {
+    for (const Schedule &moved : with_parallel_loop_moved(task.compute, s, 2)) {
+      INFO(to_text(s) << "->\n" << to_text(moved));
+      ++variants;
+      // Exactly one parallel loop, on a loop that was not the old parallel one.
+      int parallel_steps = 0;
+      for (const ScheduleStep &step : moved.steps) parallel_steps += std::holds_alternative<ParallelStep>(step);
+      CHECK(parallel_steps == 1);
+      CHECK(moved != s);
+      CHECK(max_relative_difference(run_with(task, &moved, inputs), want) < 1e-5);
+    }
+  }
+  CHECK(variants > 0);
 }
 
 TEST_CASE("sampled schedules of a conv over a blocked weight match the default schedule", "[schedule][task]") {

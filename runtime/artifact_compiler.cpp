@@ -332,7 +332,7 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
         // The fastest with its parallel loop moved to each other outer loop: which core
         // reads which data is decided there (parallel_resplit.h).
         if (!fastest.empty())
-          for (const Schedule &moved : with_parallel_loop_moved(compute.value(), fastest.front().first, 2))
+          for (const Schedule &moved : with_parallel_loop_moved(compute.value(), fastest.front().first, /*threads=*/2))
             add_variant(moved, fastest.front().second);
       }
       summary.alternatives.push_back(std::move(entry));

@@ -297,21 +297,30 @@ int64_t partials_for(int64_t extent) {
 bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   const Halide::Internal::Function function = f.function();
   if (function.updates().size() != 1) return false;
-  const std::vector<Halide::Internal::ReductionVariable> &rvars = function.update(0).schedule().rvars();
+  const Halide::Internal::Definition &update = function.update(0);
+  // rfactor needs the update to write where its pure vars say: a scatter (an index computed
+  // from the reduction) is not a reduction it can split.
+  const std::vector<std::string> pure_args = function.args();
+  const std::vector<Halide::Expr> &lhs = update.args();
+  for (size_t i = 0; i < lhs.size(); ++i) {
+    const auto *v = lhs[i].as<Halide::Internal::Variable>();
+    if (!v || i >= pure_args.size() || v->name != pure_args[i]) return false;
+  }
+  const std::vector<Halide::Internal::ReductionVariable> &rvars = update.schedule().rvars();
   if (rvars.empty()) return false;
-  int64_t total = 1;
+  int64_t total = 1, inner_extent = 0;
   for (const Halide::Internal::ReductionVariable &rv : rvars) {
     const int64_t *extent = Halide::Internal::as_const_int(rv.extent);
     if (!extent) return false;
+    if (inner_extent == 0) inner_extent = *extent;  // the first is the innermost
     total *= *extent;
   }
-  const int64_t inner_extent = *Halide::Internal::as_const_int(rvars.front().extent);
   const int64_t partials = partials_for(inner_extent);
   if (total < 64 || partials == 0) return false;
   // Proven before anything changes: a failed rfactor would leave the split behind.
   // Interleaved partials reorder the operands, so the update must also commute.
   const Halide::Internal::AssociativeOp op =
-      Halide::Internal::prove_associativity(function.name(), function.update(0).args(), function.update(0).values());
+      Halide::Internal::prove_associativity(function.name(), update.args(), update.values());
   if (!op.associative() || !op.commutative()) return false;
   const std::string base = rvars.front().var;
   Halide::RVar inner_rvar(base), outer(base + "_chunk"), lane(base + "_partial");

@@ -1,7 +1,6 @@
 #include "schedule/parallel_resplit.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "schedule/schedule_tree.h"

@@ -1,8 +1,10 @@
-// Inference for the dense linear-algebra ops: Conv, ConvTranspose, MatMul and Gemm.
+// Inference for the dense linear-algebra ops: Conv, ConvTranspose, MatMul and Gemm, and the
+// channels-last conv of graph/channels_last_conv.h.
 #include <algorithm>
 #include <string>
 
 #include "graph/block_conv_weights.h"
+#include "graph/channels_last_conv.h"
 #include "graph/op_registry.h"
 
 namespace tessel {
@@ -222,9 +224,36 @@ std::vector<TensorType> infer_gemm(const InferenceContext &ctx) {
   return {make_type(ctx.input(0).dtype, out)};
 }
 
+/// X [N, H, W, C] (or [N, C, H, W]), W [KH, KW, C / group, M], B [M] -> [N, OH, OW, M].
+std::vector<TensorType> infer_conv_nhwc(const InferenceContext &ctx) {
+  if (ctx.rank(0) != 4 || ctx.rank(1) != 4) ctx.fail("X and W must be 4-D");
+  const Shape &x = ctx.input(0).shape, &w = ctx.input(1).shape;
+  const bool nchw = ctx.attrs().get_string("input_layout", "NHWC") == "NCHW";
+  const int64_t n = x[0], c = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1], width = nchw ? x[3] : x[2];
+  const int64_t group = ctx.attrs().get_int("group", 1);
+  const std::vector<int64_t> strides = ctx.attrs().get_ints("strides", {1, 1});
+  const std::vector<int64_t> dilations = ctx.attrs().get_ints("dilations", {1, 1});
+  const std::vector<int64_t> pads = ctx.attrs().get_ints("pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) ctx.fail("strides, dilations and pads must be 2, 2 and 4 long");
+  if (group < 1 || c % group != 0 || w[2] != c / group || w[3] % group != 0)
+    ctx.fail("W " + shape_to_string(w) + " does not fit " + std::to_string(c) + " input channels in " +
+             std::to_string(group) + " groups");
+  if (ctx.has_input(2) && ctx.input(2).shape != Shape{w[3]})
+    ctx.fail("B " + shape_to_string(ctx.input(2).shape) + " must be [" + std::to_string(w[3]) + "]");
+  const int64_t in[2] = {h, width};
+  Shape out = {n, 0, 0, w[3]};
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t extent = (w[d] - 1) * dilations[d] + 1;
+    out[1 + d] = (in[d] + pads[d] + pads[2 + d] - extent) / strides[d] + 1;
+    if (out[1 + d] < 1) ctx.fail("the kernel does not fit the padded input");
+  }
+  return {make_type(ctx.input(0).dtype, out)};
+}
+
 }  // namespace
 
 void register_nn_ops(OpRegistry &r) {
+  r.add({kConvNhwcOp, infer_conv_nhwc, {}, OpPattern::OutElementwiseFusable});
   r.add({"Conv", infer_conv, {}, OpPattern::OutElementwiseFusable});
   r.add({"ConvTranspose", infer_conv_transpose, {}, OpPattern::OutElementwiseFusable});
   r.add({"MatMul", infer_matmul, {}, OpPattern::OutElementwiseFusable});

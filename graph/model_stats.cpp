@@ -23,6 +23,8 @@ int64_t node_flops(const Graph &g, int n) {
     if (node.op_type == "Conv") return 2 * out_elems * kernel;
     return 2 * shape_numel(a->shape) * kernel;
   }
+  if (node.op_type == "TesselConvNHWC" && b && b->fully_known() && b->shape.size() == 4)
+    return 2 * out_elems * b->shape[0] * b->shape[1] * b->shape[2];  // W [KH, KW, C / group, M]
   if ((node.op_type == "MatMul" || node.op_type == "Gemm") && a && a->fully_known() && !a->shape.empty()) {
     const int64_t k = node.op_type == "Gemm" && node.attributes.get_int("transA", 0) ? a->shape[0] : a->shape.back();
     return 2 * out_elems * k;

@@ -1,6 +1,7 @@
 #include "graph/pass_manager.h"
 
 #include "graph/block_conv_weights.h"
+#include "graph/channels_last_conv.h"
 #include "graph/eliminate_common_subexpressions.h"
 #include "graph/eliminate_dead_code.h"
 #include "graph/fold_batch_norm.h"
@@ -77,7 +78,8 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate) {
 
 std::vector<GraphPass> layout_passes(PassTarget target) {
   if (target == PassTarget::Cpu)
-    return {{"pack_weights", pack_weights},
+    return {{"channels_last_conv", channels_last_conv},
+            {"pack_weights", pack_weights},
             {"winograd_conv", winograd_conv},
             {"flatten_pointwise_conv", flatten_pointwise_conv},
             {"block_conv_weights", block_conv_weights}};

@@ -44,6 +44,7 @@ const ComputeFn *find_compute_rule(const std::string &op_type) {
     register_elementwise_compute(r);
     register_nn_compute(r);
     register_conv_compute(r);
+    register_conv_nhwc_compute(r);
     register_pool_compute(r);
     register_normalization_compute(r);
     register_reduction_compute(r);

@@ -88,6 +88,7 @@ const ComputeFn *find_compute_rule(const std::string &op_type);
 void register_elementwise_compute(ComputeRegistry &r);
 void register_nn_compute(ComputeRegistry &r);
 void register_conv_compute(ComputeRegistry &r);
+void register_conv_nhwc_compute(ComputeRegistry &r);
 void register_pool_compute(ComputeRegistry &r);
 void register_normalization_compute(ComputeRegistry &r);
 void register_reduction_compute(ComputeRegistry &r);

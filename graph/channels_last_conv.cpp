@@ -186,11 +186,31 @@ class ChannelsLast {
     return true;
   }
 
-  /// Removes the Transposes back to NCHW that nothing reads any more.
+  /// A Transpose to NHWC of a value that is channels-last already is that value.
+  bool cancel(int n) {
+    const Graph &g = rw_.graph();
+    if (g.nodes[n].op_type != "Transpose" || g.node_outputs[n].size() != 1) return false;
+    if (g.nodes[n].attributes.get_ints("perm", {}) != kToNhwc) return false;
+    auto it = nhwc_of_.find(g.node_inputs[n][0]);
+    const int out = g.node_outputs[n][0];
+    if (it == nhwc_of_.end() || out == kNoTensor || !rw_.can_merge(it->second, out)) return false;
+    const int keep = it->second;
+    rw_.remove_node(n);
+    const int survivor = rw_.merge_into(keep, out);
+    if (survivor != keep)  // `out` was pinned: it now holds the value under its own name
+      for (auto &[nchw, nhwc] : nhwc_of_)
+        if (nhwc == keep) nhwc = survivor;
+    return true;
+  }
+
+  /// Removes the Transposes nothing reads any more: those back to NCHW that the next op
+  /// cancelled, and the graph's own ones whose readers now read their input.
   void drop_unread_transposes() {
-    for (int n : back_transposes_) {
-      const int out = rw_.graph().node_outputs[n][0];
-      if (!rw_.is_used(out)) rw_.remove_node(n);
+    const Graph &g = rw_.graph();
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (rw_.is_removed(static_cast<int>(n)) || g.nodes[n].op_type != "Transpose") continue;
+      const int out = g.node_outputs[n][0];
+      if (out != kNoTensor && !rw_.is_used(out)) rw_.remove_node(static_cast<int>(n));
     }
   }
 
@@ -208,6 +228,10 @@ class ChannelsLast {
   int channels_last(int t) {
     auto it = nhwc_of_.find(t);
     if (it != nhwc_of_.end()) return it->second;
+    const int producer = rw_.producer(t);
+    if (producer >= 0 && rw_.graph().nodes[producer].op_type == "Transpose" &&
+        rw_.graph().nodes[producer].attributes.get_ints("perm", {}) == kToNchw)
+      return rw_.graph().node_inputs[producer][0];  // a channels-last value viewed as NCHW
     const TensorType &type = rw_.graph().tensors[t].type;
     if (type.shape[1] <= kMaxNchwInputChannels) return kNoTensor;
     const int out = tensor(rw_.graph().tensors[t].name + "_nhwc", permuted(type.shape, kToNhwc));
@@ -226,13 +250,12 @@ class ChannelsLast {
     node.op_type = "Transpose";
     node.name = base + "_to_nchw";
     node.attributes.set("perm", kToNchw);
-    back_transposes_.push_back(rw_.add_node(std::move(node), {nhwc}, {nchw}));
+    rw_.add_node(std::move(node), {nhwc}, {nchw});
     nhwc_of_[nchw] = nhwc;
   }
 
   GraphRewriter &rw_;
   std::map<int, int> nhwc_of_;  // NCHW tensor -> the same value channels-last
-  std::vector<int> back_transposes_;
 };
 
 }  // namespace
@@ -253,7 +276,7 @@ Result<Graph> channels_last_conv(Graph graph) {
       if (rw.is_removed(n)) continue;
       if (is_convertible_conv(rw.graph(), n))
         pass.convert_conv(n);
-      else if (!pass.pool(n))
+      else if (!pass.pool(n) && !pass.cancel(n))
         pass.sink(n);
     }
     pass.drop_unread_transposes();

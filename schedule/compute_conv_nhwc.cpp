@@ -99,19 +99,24 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   if (ctx.plain) {
     ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
   } else if (!ctx.unscheduled) {
-    // Built-in schedule: a register tile of one channel vector by up to 6 columns, the taps
-    // and input channels inside it, parallel over output rows.
+    // Built-in schedule: a register tile of up to two channel vectors by up to 4 columns,
+    // the taps (unrolled when 3x3 or smaller) and input channels around it, parallel over
+    // output rows.
     const int lanes = channel_lanes(out_channels);
-    const int columns = largest_divisor(out.shape[2], 6);
-    Var mo("mo"), mi("mi"), xo("xo"), xi("xi");
+    const int vectors = out_channels >= 2 * lanes ? 2 : 1;
+    const int columns = largest_divisor(out.shape[2], 4);
+    Var mo("mo"), mi("mi"), mv("mv"), xo("xo"), xi("xi");
     acc.compute_root().vectorize(m, lanes, TailStrategy::GuardWithIf).parallel(oy);
-    acc.update()
-        .split(m, mo, mi, lanes, TailStrategy::GuardWithIf)
+    Halide::Stage update = acc.update();
+    update.split(m, mo, mi, lanes * vectors, TailStrategy::GuardWithIf)
+        .split(mi, mv, mi, lanes)
         .split(ox, xo, xi, columns)
-        .reorder(mi, xi, r.x, r.y, r.z, mo, xo, oy, n)
+        .reorder(mi, mv, xi, r.x, r.y, r.z, mo, xo, oy, n)
         .vectorize(mi)
+        .unroll(mv)
         .unroll(xi)
         .parallel(oy);
+    if (kh * kw <= 9) update.unroll(r.x).unroll(r.y);
   }
   const bool has_bias = ctx.has_input(2);
   const TensorFunc bias = has_bias ? ctx.input(2) : TensorFunc{};

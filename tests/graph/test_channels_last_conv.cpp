@@ -1,0 +1,136 @@
+// Tests of the channels_last_conv layout pass: which graphs it rewrites, that the Transposes
+// it needs cancel between convs and sink through elementwise ops, and that the rewritten
+// graphs (run through TesselConvNHWC's compute rule) compute the same outputs.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "graph/channels_last_conv.h"
+#include "graph/fuse.h"
+#include "tests/graph/graph_builder.h"
+#include "tests/ops/op_test_util.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+Graph channels_last(const Graph &g) { return after_pass(g, {"channels_last_conv", channels_last_conv}); }
+
+Attributes conv_attrs(int64_t group, int64_t stride, int64_t pad) {
+  return make_attributes({{"group", group},
+                          {"strides", std::vector<int64_t>{stride, stride}},
+                          {"pads", std::vector<int64_t>{pad, pad, pad, pad}}});
+}
+
+int kernel_count(const Graph &g) {
+  int kernels = 0;
+  for (const FusedGroup &group : partition_graph(g)) kernels += !runs_on_host(g.nodes[group.anchor].op_type);
+  return kernels;
+}
+
+}  // namespace
+
+TEST_CASE("channels_last_conv keeps a MobileNet block channels-last from stem to pool", "[passes][channels_last]") {
+  std::mt19937 rng(21);
+  // stem (3 channels, read NCHW) -> Clip -> expand 1x1 -> Clip -> depthwise 3x3 -> Clip ->
+  // project 1x1 -> Add(residual) -> GlobalAveragePool.
+  Builder b;
+  b.input("x", Shape{1, 3, 12, 12})
+      .constant("w0", random_uniform({8, 3, 3, 3}, rng))
+      .constant("b0", random_uniform({8}, rng))
+      .constant("w1", random_uniform({24, 8, 1, 1}, rng))
+      .constant("w2", random_uniform({24, 1, 3, 3}, rng))
+      .constant("b2", random_uniform({24}, rng))
+      .constant("w3", random_uniform({8, 24, 1, 1}, rng))
+      .constant("lo", Tensor::scalar(DType::Float32, 0.0f))
+      .constant("hi", Tensor::scalar(DType::Float32, 6.0f))
+      .node("Conv", {"x", "w0", "b0"}, "s", conv_attrs(1, 2, 1))
+      .node("Clip", {"s", "lo", "hi"}, "s6")
+      .node("Conv", {"s6", "w1"}, "e", conv_attrs(1, 1, 0))
+      .node("Clip", {"e", "lo", "hi"}, "e6")
+      .node("Conv", {"e6", "w2", "b2"}, "d", conv_attrs(24, 1, 1))
+      .node("Clip", {"d", "lo", "hi"}, "d6")
+      .node("Conv", {"d6", "w3"}, "p", conv_attrs(1, 1, 0))
+      .node("Add", {"p", "s6"}, "r")
+      .node("GlobalAveragePool", {"r"}, "y")
+      .output("y");
+  const Graph out = channels_last(b.g);
+  CHECK(count_ops(out, "Conv") == 0);
+  CHECK(count_ops(out, kConvNhwcOp) == 4);
+  CHECK(count_ops(out, "Transpose") == 0);  // the image is read NCHW by the stem itself
+  CHECK(count_ops(out, "GlobalAveragePool") == 0);
+  CHECK(count_ops(out, "ReduceMean") == 1);
+  CHECK(out.tensors[out.outputs[0]].type.shape == Shape{1, 8, 1, 1});
+  CHECK(kernel_count(out) == 5);  // four convs with their epilogues, the mean
+  check_same_outputs(b.g, out, {random_uniform({1, 3, 12, 12}, rng)});
+}
+
+TEST_CASE("channels_last_conv converts strided, grouped and dilated convs exactly", "[passes][channels_last]") {
+  std::mt19937 rng(22);
+  struct Case {
+    const char *name;
+    Shape w;
+    Attributes attrs;
+  };
+  const std::vector<Case> cases = {
+      {"depthwise stride 2", {16, 1, 3, 3}, conv_attrs(16, 2, 1)},
+      {"depthwise 5x5 SAME_UPPER",
+       {16, 1, 5, 5},
+       make_attributes({{"group", int64_t{16}}, {"auto_pad", std::string("SAME_UPPER")}})},
+      {"two groups, dilation 2",
+       {8, 8, 3, 3},
+       make_attributes({{"group", int64_t{2}},
+                        {"dilations", std::vector<int64_t>{2, 2}},
+                        {"pads", std::vector<int64_t>{2, 1, 2, 1}}})},
+  };
+  for (const Case &c : cases) {
+    SECTION(c.name) {
+      // A depthwise conv first, so that the graph qualifies, then the case.
+      Builder b;
+      b.input("x", Shape{1, 16, 11, 9})
+          .constant("wd", random_uniform({16, 1, 3, 3}, rng))
+          .constant("w", random_uniform(c.w, rng))
+          .node("Conv", {"x", "wd"}, "d", conv_attrs(16, 1, 1))
+          .node("Relu", {"d"}, "r")
+          .node("Conv", {"r", "w"}, "y", c.attrs)
+          .output("y");
+      const Graph out = channels_last(b.g);
+      CHECK(count_ops(out, kConvNhwcOp) == 2);
+      CHECK(count_ops(out, "Transpose") == 2);  // into the first conv, out of the last
+      check_same_outputs(b.g, out, {random_uniform({1, 16, 11, 9}, rng)});
+    }
+  }
+}
+
+TEST_CASE("channels_last_conv leaves graphs without depthwise convs alone", "[passes][channels_last]") {
+  std::mt19937 rng(23);
+  Builder b;
+  b.input("x", Shape{1, 8, 6, 6})
+      .constant("w", random_uniform({8, 8, 3, 3}, rng))
+      .node("Conv", {"x", "w"}, "y", conv_attrs(1, 1, 1))
+      .output("y");
+  CHECK_FALSE(has_depthwise_conv(b.g));
+  const Graph out = channels_last(b.g);
+  CHECK(count_ops(out, "Conv") == 1);
+  CHECK(count_ops(out, kConvNhwcOp) == 0);
+}
+
+TEST_CASE("channels_last_conv cancels Transposes the graph already has", "[passes][channels_last]") {
+  std::mt19937 rng(24);
+  // NHWC in and out around a depthwise conv, as a channels-last exporter writes it: one
+  // kernel, no Transpose left; the graph output keeps its name.
+  Builder b;
+  b.input("x", Shape{1, 10, 10, 32})
+      .constant("w", random_uniform({32, 1, 3, 3}, rng))
+      .node("Transpose", {"x"}, "xt", make_attributes({{"perm", std::vector<int64_t>{0, 3, 1, 2}}}))
+      .node("Conv", {"xt", "w"}, "c", conv_attrs(32, 1, 1))
+      .node("Relu", {"c"}, "r")
+      .node("Transpose", {"r"}, "y", make_attributes({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))
+      .output("y");
+  const Graph out = channels_last(b.g);
+  CHECK(count_ops(out, "Transpose") == 0);
+  CHECK(kernel_count(out) == 1);
+  CHECK(out.tensors[out.outputs[0]].name == "y");
+  check_same_outputs(b.g, out, {random_uniform({1, 10, 10, 32}, rng)});
+}

@@ -10,6 +10,8 @@
 #include <random>
 
 #include "codegen/target.h"
+#include "graph/channels_last_conv.h"
+#include "graph/pass_manager.h"
 #include "schedule/mutation.h"
 #include "schedule/sampler.h"
 #include "tests/schedule/task_test_util.h"
@@ -45,6 +47,24 @@ std::shared_ptr<const Graph> conv(int64_t c_in, int64_t c_out, int64_t hw, int64
   Attributes attrs = ints_attrs({{"pads", {pad, pad, pad, pad}}, {"strides", {stride, stride}}});
   attrs.set("group", group);
   return b.finish({b.node("Conv", {x, w, b.weight("b", DType::Float32, {c_out}, 4)}, attrs)});
+}
+
+/// A depthwise 3x3 conv + ReLU after channels_last_conv: a TesselConvNHWC task (the
+/// largest group, between the Transposes in and out).
+std::shared_ptr<const Graph> channels_last_depthwise(int64_t c, int64_t hw, int64_t stride) {
+  GraphBuilder b("depthwise");
+  const int x = b.input("x", DType::Float32, {1, c, hw, hw});
+  Attributes attrs = ints_attrs({{"pads", {1, 1, 1, 1}}, {"strides", {stride, stride}}});
+  attrs.set("group", c);
+  const int conv = b.node("Conv", {x, b.weight("w", DType::Float32, {c, 1, 3, 3}, 3), b.weight("b", DType::Float32, {c}, 4)},
+                          attrs);
+  auto graph = b.finish({b.node("Relu", {conv})});
+  auto converted = run_passes(*graph, {{"channels_last_conv", channels_last_conv}});
+  REQUIRE(converted.ok());
+  int nhwc = 0;
+  for (const Node &node : converted.value().nodes) nhwc += node.op_type == kConvNhwcOp;
+  REQUIRE(nhwc == 1);
+  return std::make_shared<const Graph>(std::move(converted.value()));
 }
 
 /// ResNet's basic-block tail: conv 3x3 + bias + ReLU + residual Add, one fused task.
@@ -135,7 +155,12 @@ TEST_CASE("sampled schedules of conv tasks compute the default's output", "[sche
   check_sampled_schedules("conv 3x3 64->64 56x56", conv(64, 64, 56, 3, 1, 1));
   check_sampled_schedules("conv 1x1 64->128 28x28", conv(64, 128, 28, 1, 1, 1));
   check_sampled_schedules("conv 3x3 s2 64->128 56x56", conv(64, 128, 56, 3, 2, 1));
+  // Channels-last depthwise convs (TesselConvNHWC): stride 1 reads a padded copy the
+  // schedule may place, stride 2 reads through the padding; 24 channels leave a partial
+  // vector.
   check_sampled_schedules("depthwise 3x3 32ch 28x28", conv(32, 32, 28, 3, 1, 32));
+  check_sampled_schedules("NHWC depthwise 32ch 28x28", channels_last_depthwise(32, 28, 1));
+  check_sampled_schedules("NHWC depthwise s2 24ch 28x28", channels_last_depthwise(24, 28, 2));
   check_sampled_schedules("conv+bias+relu+residual", conv_bias_relu_residual(32, 28));
 }
 

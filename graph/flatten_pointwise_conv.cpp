@@ -17,8 +17,9 @@ bool known_4d(const TensorType &t) {
   return t.rank_known && t.shape.size() == 4 && t.fully_known();
 }
 
-/// Whether node n is a Conv this pass flattens: 1x1 kernel, stride 1, dilation 1, no
-/// padding, group 1, 4-D with known shapes and more than one row.
+/// Whether node n is a Conv this pass flattens: 1x1 kernel, dilation 1, no padding, group
+/// 1, 4-D with known shapes and more than one output row; strided only where Slice takes
+/// steps (opset 10 on).
 bool is_pointwise_conv(const Graph &g, int n) {
   const Node &node = g.nodes[n];
   if (node.op_type != "Conv" || !node.domain.empty() || g.node_outputs[n].size() != 1) return false;
@@ -29,13 +30,17 @@ bool is_pointwise_conv(const Graph &g, int n) {
   if (out == kNoTensor || !known_4d(x) || !known_4d(w) || !known_4d(g.tensors[out].type)) return false;
   const Attributes &a = node.attributes;
   if (w.shape[2] != 1 || w.shape[3] != 1) return false;
-  if (!all_equal(a.get_ints("kernel_shape", {1, 1}), 1) || !all_equal(a.get_ints("strides", {1, 1}), 1) ||
+  const std::vector<int64_t> strides = a.get_ints("strides", {1, 1});
+  if (!all_equal(a.get_ints("kernel_shape", {1, 1}), 1) || strides.size() != 2 ||
       !all_equal(a.get_ints("dilations", {1, 1}), 1) || !all_equal(a.get_ints("pads", {0, 0, 0, 0}), 0))
     return false;
+  const bool strided = !all_equal(strides, 1);
+  if (strided && (g.opset < 10 || strides[0] < 1 || strides[1] < 1)) return false;
   const std::string auto_pad = a.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return false;
   if (a.get_int("group", 1) != 1) return false;
-  return x.shape[2] > 1 && g.tensors[out].type.shape[2] == x.shape[2] && g.tensors[out].type.shape[3] == x.shape[3];
+  const Shape &y = g.tensors[out].type.shape;
+  return y[2] > 1 && y[2] == (x.shape[2] - 1) / strides[0] + 1 && y[3] == (x.shape[3] - 1) / strides[1] + 1;
 }
 
 /// How an elementwise op's other operand can follow the flat layout.
@@ -93,7 +98,12 @@ class Flattener {
     const std::string base = g.nodes[conv].name.empty() ? "pointwise_conv" : g.nodes[conv].name;
     const std::vector<int> chain = flat_chain(rw_, y);
 
-    rw_.set_input(conv, 0, flat_view(x, base + "_flat_input"));
+    // A strided 1x1 conv reads every s-th row and column: a Slice picks them out first
+    // (its own small kernel), and the conv is then a dense product like the others.
+    const std::vector<int64_t> strides = g.nodes[conv].attributes.get_ints("strides", {1, 1});
+    const int dense = all_equal(strides, 1) ? x : subsampled(x, strides, base);
+    rw_.node(conv).attributes.set("strides", std::vector<int64_t>{1, 1});
+    rw_.set_input(conv, 0, flat_view(dense, base + "_flat_input"));
     int flat_value = retype(conv);
     int original = y;
     for (int n : chain) {
@@ -124,6 +134,24 @@ class Flattener {
     const int t = rw_.add_constant("flat_shape", Tensor::from_int64s(std::vector<int64_t>(s.begin(), s.end()), {4}));
     shapes_[s] = t;
     return t;
+  }
+
+  /// Slice(t, steps = strides) over H and W: [N, C, ceil(H / sh), ceil(W / sw)].
+  int subsampled(int t, const std::vector<int64_t> &strides, const std::string &base) {
+    TensorType type = rw_.graph().tensors[t].type;
+    const Shape in = type.shape;
+    type.shape = {in[0], in[1], (in[2] - 1) / strides[0] + 1, (in[3] - 1) / strides[1] + 1};
+    const int out = rw_.add_tensor(rw_.graph().tensors[t].name + "_subsampled", type);
+    auto ints = [&](const std::string &name, const std::vector<int64_t> &v) {
+      return rw_.add_constant(base + name, Tensor::from_int64s(v, {static_cast<int64_t>(v.size())}));
+    };
+    Node node;
+    node.op_type = "Slice";
+    node.name = base + "_subsample";
+    rw_.add_node(std::move(node),
+                 {t, ints("_starts", {0, 0}), ints("_ends", {in[2], in[3]}), ints("_axes", {2, 3}), ints("_steps", strides)},
+                 {out});
+    return out;
   }
 
   /// A Reshape view of `t` as [N, C, 1, H*W] (one per tensor).

@@ -93,7 +93,6 @@ TEST_CASE("flatten_pointwise_conv leaves convolutions that are not pointwise", "
   };
   const std::vector<Graph> kept = {
       conv_graph({8, 8, 3, 3}, make_attributes({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
-      conv_graph({8, 8, 1, 1}, make_attributes({{"strides", std::vector<int64_t>{2, 2}}})),
       conv_graph({8, 8, 1, 1}, make_attributes({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
       conv_graph({8, 1, 1, 1}, make_attributes({{"group", int64_t{8}}})),
   };
@@ -106,6 +105,31 @@ TEST_CASE("flatten_pointwise_conv leaves convolutions that are not pointwise", "
   row.input("x", Shape{1, 8, 1, 40}).constant("w", random_tensor({8, 8, 1, 1}, rng));
   row.node("Conv", {"x", "w"}, "y").output("y");
   CHECK(count_ops(flattened(row.g), "Reshape") == 0);
+}
+
+TEST_CASE("flatten_pointwise_conv subsamples the input of a strided 1x1 conv first", "[passes][flatten]") {
+  std::mt19937 rng(15);
+  // ResNet's downsampling conv with its residual Add and ReLU; odd sizes, so the last row
+  // and column of the input are read and the output is ceil(H / 2) x ceil(W / 2).
+  Builder b;
+  b.input("x", Shape{1, 8, 13, 11})
+      .input("r", Shape{1, 16, 7, 6})
+      .constant("w", random_tensor({16, 8, 1, 1}, rng))
+      .constant("bias", random_tensor({16}, rng))
+      .node("Conv", {"x", "w", "bias"}, "c", make_attributes({{"strides", std::vector<int64_t>{2, 2}}}))
+      .node("Add", {"c", "r"}, "a")
+      .node("Relu", {"a"}, "y")
+      .output("y");
+  b.g.opset = 17;
+  const Graph out = flattened(b.g);
+  CHECK(count_ops(out, "Slice") == 1);
+  CHECK(output_shape_of(out, "Slice") == Shape{1, 8, 7, 6});
+  CHECK(output_shape_of(out, "Conv") == Shape{1, 16, 1, 42});
+  check_same_outputs(b.g, out, {random_tensor({1, 8, 13, 11}, rng), random_tensor({1, 16, 7, 6}, rng)});
+
+  // Before opset 10 Slice has no steps: the conv stays as it was.
+  b.g.opset = 9;
+  CHECK(count_ops(flattened(b.g), "Slice") == 0);
 }
 
 TEST_CASE("flatten_pointwise_conv keeps a conv output that is also a graph output", "[passes][flatten]") {

@@ -102,8 +102,10 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
     // Built-in schedule: a register tile of up to two channel vectors by up to 4 columns,
     // the taps (unrolled when 3x3 or smaller) and input channels around it, parallel over
     // output rows.
+    // Two vectors only where they divide the channels: a guarded tail inside the register
+    // tile leaves the whole tile without vectors.
     const int lanes = channel_lanes(out_channels);
-    const int vectors = out_channels >= 2 * lanes ? 2 : 1;
+    const int vectors = out_channels % (2 * lanes) == 0 ? 2 : 1;
     const int columns = largest_divisor(out.shape[2], 4);
     Var mo("mo"), mi("mi"), mv("mv"), xo("xo"), xi("xi");
     acc.compute_root().vectorize(m, lanes, TailStrategy::GuardWithIf).parallel(oy);

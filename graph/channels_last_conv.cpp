@@ -5,6 +5,7 @@
 
 #include "graph/fuse.h"
 #include "graph/graph_rewriter.h"
+#include "graph/op_registry.h"
 
 namespace tessel {
 namespace {
@@ -71,21 +72,6 @@ std::vector<int64_t> resolved_pads(const Node &node, const Shape &x, const Shape
   return out;
 }
 
-/// W [M, C/g, KH, KW] -> [KH, KW, C/g, M]: each tap's weights for all output channels are
-/// one contiguous row, the vector the NHWC kernel loads.
-Tensor hwio_weight(const Tensor &w) {
-  const Shape s = w.shape();
-  const int64_t m = s[0], c = s[1], kh = s[2], kw = s[3];
-  Tensor out(DType::Float32, {kh, kw, c, m});
-  const auto *src = static_cast<const float *>(w.data());
-  auto *dst = static_cast<float *>(out.data());
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < c; ++i)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t x = 0; x < kw; ++x) dst[((y * kw + x) * c + i) * m + o] = src[((o * c + i) * kh + y) * kw + x];
-  return out;
-}
-
 class ChannelsLast {
  public:
   explicit ChannelsLast(GraphRewriter &rw) : rw_(rw) {}
@@ -116,7 +102,9 @@ class ChannelsLast {
     if (read_nchw) input = x;
     rw_.remove_node(conv);
 
-    std::vector<int> inputs = {input, rw_.add_constant(weight_name + "_hwio", hwio_weight(w))};
+    // W [M, C/g, KH, KW] -> [KH, KW, C/g, M]: each tap's weights for all output channels
+    // are one contiguous row, the vector the NHWC kernel loads.
+    std::vector<int> inputs = {input, rw_.add_constant(weight_name + "_hwio", w.permuted({2, 3, 1, 0}))};
     if (ins.size() > 2 && ins[2] != kNoTensor) inputs.push_back(ins[2]);
     const int yt = tensor(g.tensors[y].name + "_nhwc", permuted(ys, kToNhwc));
     rw_.add_node(std::move(nhwc), inputs, {yt});
@@ -216,11 +204,7 @@ class ChannelsLast {
 
  private:
   int tensor(const std::string &name, const Shape &shape) {
-    TensorType type;
-    type.dtype = DType::Float32;
-    type.rank_known = true;
-    type.shape = shape;
-    return rw_.add_tensor(name, type);
+    return rw_.add_tensor(name, make_type(DType::Float32, shape));
   }
 
   /// The channels-last form of NCHW tensor t: the value a converted op made, else a

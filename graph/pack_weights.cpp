@@ -1,41 +1,9 @@
 #include "graph/pack_weights.h"
 
-#include <cstring>
-
 #include "graph/graph_rewriter.h"
 
 namespace tessel {
 namespace {
-
-/// The tensor with its axes permuted: out.shape[d] = t.shape[perm[d]] (ONNX Transpose).
-Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm) {
-  const int rank = static_cast<int>(perm.size());
-  Shape shape;
-  for (int64_t p : perm) shape.push_back(t.shape()[p]);
-  Tensor out(t.dtype(), shape);
-  const size_t element = dtype_size(t.dtype());
-  const auto *src = static_cast<const uint8_t *>(t.data());
-  auto *dst = static_cast<uint8_t *>(out.data());
-  if (rank == 0) {
-    std::memcpy(dst, src, t.bytes());
-    return out;
-  }
-  const std::vector<int64_t> in_strides = shape_strides(t.shape());
-  std::vector<int64_t> step, index(perm.size(), 0);  // input elements per step along each output axis
-  for (int64_t p : perm) step.push_back(in_strides[p]);
-  int64_t from = 0;
-  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
-    std::memcpy(dst + i * element, src + from * element, element);
-    // Odometer over the output index, tracking the matching input offset.
-    for (int d = rank - 1; d >= 0; --d) {
-      from += step[d];
-      if (++index[d] < shape[d]) break;
-      from -= step[d] * shape[d];
-      index[d] = 0;
-    }
-  }
-  return out;
-}
 
 /// A node of the default domain with this op type.
 bool is_op(const Graph &g, int n, const char *op_type) {
@@ -72,7 +40,7 @@ bool fold_weight_transpose(GraphRewriter &rw, int n) {
     if (p < 0 || p >= value.rank() || seen[p]) return false;
     seen[p] = true;
   }
-  Tensor folded = permuted(value, perm);
+  Tensor folded = value.permuted(perm);
   rw.remove_node(n);
   TensorInfo &info = rw.tensor(out);
   info.type = folded.type();
@@ -106,7 +74,7 @@ bool pack_gemm_weight(GraphRewriter &rw, int b) {
   if (!read_only_as_matrix_b(rw, b)) return false;
   for (int reader : rw.readers(b))
     if (!packable_gemm(g, reader)) return false;
-  Tensor transposed = permuted(*g.tensors[b].constant, {1, 0});
+  Tensor transposed = g.tensors[b].constant->permuted({1, 0});
   const int packed = rw.add_constant(g.tensors[b].name + "_packed", std::move(transposed));
   const std::vector<int> readers = rw.readers(b);  // set_input edits the list
   for (int reader : readers) {

@@ -85,6 +85,35 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::permuted(const std::vector<int64_t> &perm) const {
+  const int rank = static_cast<int>(perm.size());
+  Shape shape;
+  for (int64_t p : perm) shape.push_back(shape_[p]);
+  Tensor out(dtype_, shape);
+  const size_t element = dtype_size(dtype_);
+  const auto *src = static_cast<const uint8_t *>(data_);
+  auto *dst = static_cast<uint8_t *>(out.data());
+  if (rank == 0) {
+    std::memcpy(dst, src, bytes());
+    return out;
+  }
+  const std::vector<int64_t> in_strides = shape_strides(shape_);
+  std::vector<int64_t> step, index(perm.size(), 0);  // input elements per step along each output axis
+  for (int64_t p : perm) step.push_back(in_strides[p]);
+  int64_t from = 0;
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    std::memcpy(dst + i * element, src + from * element, element);
+    // Odometer over the output index, tracking the matching input offset.
+    for (int d = rank - 1; d >= 0; --d) {
+      from += step[d];
+      if (++index[d] < shape[d]) break;
+      from -= step[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_);
   if (bytes()) std::memcpy(t.data_, data_, bytes());

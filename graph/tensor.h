@@ -68,6 +68,8 @@ class Tensor {
 
   /// Same bytes, another shape with the same element count.
   Tensor reshaped(Shape shape) const;
+  /// A copy with the axes permuted: out.shape[d] = shape[perm[d]] (ONNX Transpose).
+  Tensor permuted(const std::vector<int64_t> &perm) const;
   Tensor clone() const;
   /// Element i converted to double / int64 (any numeric dtype).
   double element_as_double(int64_t i) const;

@@ -20,6 +20,7 @@
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/execution_plan.h"
 #include "runtime/kernel_cache.h"
+#include "schedule/gpu_sketch.h"
 #include "schedule/group_pipeline.h"
 #include "schedule/parallel_resplit.h"
 #include "schedule/source_placement.h"
@@ -207,9 +208,13 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
   auto log = [&](const std::string &line) {
     if (options.log) options.log(line);
   };
-  if (options.target.kind != Target::Kind::Host)
-    return make_error("tessel compile supports --target llvm so far; '" + options.target.to_string() +
-                      "' artifacts come with the CUDA backend");
+  // A cuda artifact names the architecture it was compiled for, also when the target left it
+  // to the device.
+  const bool gpu = options.target.kind == Target::Kind::Cuda;
+  Target target = options.target;
+  if (gpu && target.mcpu.empty()) target.mcpu = "sm_" + std::to_string(cuda_capability(target));
+  if (gpu && options.alternatives)
+    return make_error("choosing schedules inside the model runs on the host CPU only so far, not for " + target.to_string());
   const std::vector<FusedGroup> groups = partition_graph(g);
   const MemoryPlan memory = plan_memory(g, groups);
 
@@ -266,7 +271,20 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
   auto compile_kernel = [&](const FusedGroup &group, const GroupSignature &sig,
                             const std::string &schedule_text) -> Result<std::pair<std::string, std::vector<int>>> {
     Result<std::shared_ptr<NodePipeline>> pipeline = make_error("");
-    if (!schedule_text.empty()) {
+    if (gpu) {
+      // Every kernel runs on the GPU: without a record, the default GPU schedule.
+      Schedule schedule;
+      if (!schedule_text.empty()) {
+        auto parsed = parse_schedule(schedule_text);
+        if (!parsed.ok()) return parsed.error();
+        schedule = parsed.value();
+      } else {
+        auto compute = describe_group_compute(g, group, sig);
+        if (!compute.ok()) return compute.error();
+        schedule = default_gpu_schedule(compute.value(), gpu_target_desc(target));
+      }
+      pipeline = build_scheduled_group_pipeline(g, group, sig, schedule, PipelineDevice::Gpu);
+    } else if (!schedule_text.empty()) {
       auto schedule = parse_schedule(schedule_text);
       if (!schedule.ok()) return schedule.error();
       pipeline = build_scheduled_group_pipeline(g, group, sig, schedule.value());
@@ -278,7 +296,7 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
     auto it = compiled.find(key);
     if (it == compiled.end()) {
       const std::string symbol = "tessel_k" + std::to_string(compiled.size());
-      auto object = compile_to_object(*pipeline.value(), options.target, (staging / "objects" / symbol).string(), symbol);
+      auto object = compile_to_object(*pipeline.value(), target, (staging / "objects" / symbol).string(), symbol);
       if (!object.ok()) return object.error();
       objects.push_back(object->object_path);
       it = compiled.emplace(key, std::make_pair(symbol, object.value())).first;
@@ -437,7 +455,7 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
 
   // One shared library: the kernels and one copy of Halide's runtime.
   const std::string runtime_object = (staging / "objects" / "halide_runtime.o").string();
-  if (auto rt = compile_runtime_object(options.target, runtime_object); !rt.ok()) return rt.error();
+  if (auto rt = compile_runtime_object(target, runtime_object); !rt.ok()) return rt.error();
   std::string linker = options.linker;
   if (linker.empty()) linker = std::getenv("TESSEL_LINKER") ? std::getenv("TESSEL_LINKER") : "c++";
   const std::string library = (staging / "kernels.so").string();
@@ -458,8 +476,8 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
   fs::remove_all(staging / "objects", ec);
 
   manifest.tessel_version = TESSEL_VERSION;
-  manifest.target = options.target.to_string();
-  manifest.halide_target = options.target.halide_target();
+  manifest.target = target.to_string();
+  manifest.halide_target = target.halide_target();
   manifest.required_cpu_features = required_cpu_features(manifest.halide_target);
   manifest.model_path = options.model_path;
   manifest.model_fnv1a64 = options.model_path.empty() ? "" : file_fnv(options.model_path);

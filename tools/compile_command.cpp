@@ -80,9 +80,8 @@ int compile_command(const CompileCommandOptions &options) {
   } else {
     std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
   }
-  if (target->kind == Target::Kind::Cuda && options.ptx_dir.empty())
-    return fail("CUDA artifacts (weights and arena on the device) are not built yet; --ptx DIR writes every task's "
-                "PTX for " + target->to_string());
+  if (target->kind == Target::Kind::Cuda && options.select_in_graph > 0)
+    return fail("--select-in-graph runs trial artifacts on the host CPU; it is not available for --target cuda yet");
   if (target->kind != Target::Kind::Cuda && !options.ptx_dir.empty()) return fail("--ptx needs --target cuda");
   auto graph = load_optimized_model(options.model_path, options.optimize);
   if (!graph.ok()) return fail(graph.error().message);

@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   CLI::App *compile_cmd = app.add_subcommand(
       "compile", "Compile a model with its tuned schedules into a deployable artifact directory (model.tsl)");
   compile_cmd->add_option("model", compile.model_path, "model.onnx")->required();
-  compile_cmd->add_option("--target", compile.target, "compilation target (llvm; cuda, cuda -arch=sm_XY with --ptx)");
+  compile_cmd->add_option("--target", compile.target, "compilation target: llvm (host CPU), cuda or cuda -arch=sm_XY (kernels, weights and arena on an NVIDIA GPU)");
   compile_cmd->add_option("--db", compile.db_path, "tuning database to take the best records from (default ./tessel.db if present)");
   compile_cmd->add_option("--log", compile.log_path, "tuning log (JSON lines, from `tessel db export`) instead of a database");
   compile_cmd->add_option("--output,-o", compile.output_path, "artifact directory to write (replaced atomically)");

@@ -19,6 +19,7 @@
 #include "HalideRuntime.h"
 #include "runtime/deploy/artifact_manifest.h"
 #include "runtime/deploy/cpu_features.h"
+#include "runtime/deploy/cuda_device_memory.h"
 #include "runtime/deploy/execution_plan.h"
 #include "runtime/deploy/huge_page_buffer.h"
 #include "runtime/deploy/spin_pool.h"
@@ -132,10 +133,13 @@ halide_type_t halide_type_of(DType d) {
 }
 
 // Where a buffer's bytes are: fixed at load (weights, arena) or the caller's, patched per run.
+// On a GPU every tensor has a fixed device address instead (inputs and outputs have slots
+// of their own that a run copies in and out).
 struct Where {
   enum Kind : uint8_t { Fixed, Input, Output } kind = Fixed;
   int position = 0;
   uint8_t *fixed = nullptr;
+  uint64_t device = 0;
 };
 
 struct KernelCall {
@@ -176,6 +180,13 @@ struct Module::Impl {
   HugePageBuffer arena_memory;
   uint8_t *arena = nullptr;  // arena_memory's bytes
 
+  // A cuda artifact: its weights, arena, inputs and outputs live on the GPU.
+  bool gpu = false;
+  std::unique_ptr<CudaDeviceMemory> device;
+  std::vector<int64_t> device_input_offset, device_output_offset;  // per position
+  std::vector<int64_t> input_bytes, output_bytes;                  // per position
+  int64_t device_weights_offset = 0, device_arena_offset = 0;
+
   std::vector<KernelCall> kernels;
   std::vector<CopyCall> copies;
   std::vector<StepRef> steps;
@@ -188,6 +199,12 @@ struct Module::Impl {
   Impl &operator=(const Impl &) = delete;
 
   ~Impl() {
+    // Device memory goes back through Halide's runtime, inside kernels.so: before dlclose.
+    if (device) {
+      for (KernelCall &k : kernels)
+        for (halide_buffer_t &b : k.buffers) device->detach(b);
+      device.reset();
+    }
     if (weights_mapping) ::munmap(weights_mapping, weights_mapping_bytes);
     if (library) {
       std::lock_guard<std::mutex> lock(library_mutex());
@@ -203,7 +220,10 @@ struct Module::Impl {
   Result<void> open_library(const std::string &file, const ModuleOptions &options);
   Result<void> check_plan_fits(const ExecutionPlan &plan) const;
   Result<void> build_steps(const ExecutionPlan &plan);
+  Result<void> allocate_device();
   void execute(const void *const *in, void *const *out);
+  void execute_on_gpu(const void *const *in, void *const *out);
+  void call_kernel(KernelCall &k);
 
   Error fail(const std::string &what) const { return make_error(directory + ": " + what); }
 };
@@ -226,8 +246,9 @@ Result<void> Module::Impl::check_manifest() {
                       (m.halide_target.empty() ? "" : " (kernels compiled for " + m.halide_target + ")"));
   // tessel's target string: a kind, then options ("llvm -mcpu=skylake-avx512").
   const std::string kind = m.target.substr(0, m.target.find(' '));
-  if (kind == "cuda") return make_error(where + "a cuda artifact, but this runtime was built without CUDA");
-  if (kind != "llvm") return make_error(where + "unknown target \"" + m.target + "\" (this runtime runs \"llvm\" artifacts)");
+  if (kind != "llvm" && kind != "cuda")
+    return make_error(where + "unknown target \"" + m.target + "\" (this runtime runs \"llvm\" and \"cuda\" artifacts)");
+  gpu = kind == "cuda";
   return {};
 }
 
@@ -355,6 +376,13 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       case Location::Arena: w.fixed = arena + root->argument; break;
       case Location::View: break;  // unreachable: root is not a view
     }
+    if (device) {
+      const int64_t offset = root->location == Location::Input    ? device_input_offset[w.position]
+                             : root->location == Location::Output ? device_output_offset[w.position]
+                             : root->location == Location::Weight ? device_weights_offset + root->argument
+                                                                  : device_arena_offset + root->argument;
+      w.device = device->address(offset);
+    }
     where_of[t.id] = w;
   }
 
@@ -392,8 +420,13 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       b.type = halide_type_of(t.dtype);
       b.dimensions = rank;
       const Where w = where_of.at(id);
-      b.host = w.kind == Where::Fixed ? w.fixed : nullptr;
-      if (w.kind != Where::Fixed) call.patched.push_back(static_cast<int>(call.buffers.size()));
+      if (device) {
+        // The kernel reads and writes the device only; nothing on the host side.
+        if (Result<void> r = device->wrap(b, w.device); !r.ok()) return fail("kernel " + k.symbol + ": " + r.error().message);
+      } else {
+        b.host = w.kind == Where::Fixed ? w.fixed : nullptr;
+        if (w.kind != Where::Fixed) call.patched.push_back(static_cast<int>(call.buffers.size()));
+      }
       call.where.push_back(w);
       call.buffers.push_back(b);
       call.dims.push_back(std::move(dims));
@@ -509,21 +542,99 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
 
   // The arena, once, aligned; at least one line so no buffer's host pointer is null (Halide
   // would take a null host for a bounds query).
-  const size_t arena_size = (static_cast<size_t>(manifest.arena_bytes) + kAlignment - 1) / kAlignment * kAlignment;
+  // A cuda artifact's arena is on the GPU: the host keeps one line for empty weights.
+  const size_t arena_size =
+      gpu ? 0 : (static_cast<size_t>(manifest.arena_bytes) + kAlignment - 1) / kAlignment * kAlignment;
   if (!arena_memory.allocate(std::max(arena_size, kAlignment)))
     return fail("cannot allocate the arena of " + std::to_string(manifest.arena_bytes) + " bytes: " + std::strerror(errno));
   arena = arena_memory.data();
   std::memset(arena, 0, std::max(arena_size, kAlignment));  // its pages are faulted in now, not in the first run
 
+  if (gpu)
+    if (Result<void> r = allocate_device(); !r.ok()) return r;
   if (Result<void> r = build_steps(plan.value()); !r.ok()) return r;
   profile = options.profile;
   kernel_ms.assign(kernels.size(), {});
   return {};
 }
 
+// One device allocation: weights.bin (uploaded now), the arena, then a slot per input and
+// per output. The host copy of the weights is let go once it is on the GPU.
+Result<void> Module::Impl::allocate_device() {
+  auto aligned = [](int64_t bytes) { return (bytes + int64_t{kAlignment} - 1) / int64_t{kAlignment} * int64_t{kAlignment}; };
+  int64_t end = aligned(static_cast<int64_t>(weights_size));
+  device_arena_offset = end;
+  end += aligned(manifest.arena_bytes);
+  for (auto [declared, offsets, sizes] : {std::tuple{&manifest.inputs, &device_input_offset, &input_bytes},
+                                          std::tuple{&manifest.outputs, &device_output_offset, &output_bytes}})
+    for (const ArtifactTensor &t : *declared) {
+      const int64_t bytes = *artifact_tensor_bytes(t.dtype, t.shape);
+      offsets->push_back(end);
+      sizes->push_back(bytes);
+      end += aligned(bytes);
+    }
+  auto memory = CudaDeviceMemory::create(library, end, [] { return t_halide_error; });
+  if (!memory.ok()) return fail(memory.error().message);
+  device = std::move(memory.value());
+  if (weights_size > 0)
+    if (Result<void> r = device->upload(weights, device->address(device_weights_offset), static_cast<int64_t>(weights_size));
+        !r.ok())
+      return fail("uploading weights.bin to the GPU: " + r.error().message);
+  weights_copy = HugePageBuffer();
+  if (weights_mapping) ::munmap(weights_mapping, weights_mapping_bytes);
+  weights_mapping = nullptr;
+  weights = nullptr;
+  return {};
+}
+
 // ---- run --------------------------------------------------------------------------------
 
+void Module::Impl::call_kernel(KernelCall &k) {
+  for (halide_buffer_t &b : k.buffers) b.flags = 0;
+  t_halide_error.clear();
+  const int rc = k.entry(k.argv.data());
+  if (rc != 0) {
+    std::string why = t_halide_error;
+    if (why.empty()) {
+      std::lock_guard<std::mutex> lock(g_halide_error_mutex);
+      why = g_halide_error;
+    }
+    if (why.empty()) why = "Halide error code " + std::to_string(rc);
+    throw ModuleError("kernel " + k.symbol + " failed: " + why);
+  }
+}
+
+void Module::Impl::execute_on_gpu(const void *const *in, void *const *out) {
+  auto check = [&](Result<void> r, const std::string &what) {
+    if (!r.ok()) throw ModuleError(directory + ": " + what + ": " + r.error().message);
+  };
+  for (size_t p = 0; p < inputs.size(); ++p)
+    check(device->upload(in[p], device->address(device_input_offset[p]), input_bytes[p]),
+          "copying input '" + inputs[p].name + "' to the GPU");
+  for (const StepRef &s : steps) {
+    if (!s.kernel) {
+      const CopyCall &c = copies[s.index];
+      check(device->copy(c.source.device, c.destination.device, static_cast<int64_t>(c.bytes)), "a copy step");
+      continue;
+    }
+    KernelCall &k = kernels[s.index];
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    call_kernel(k);
+    if (profile) {
+      // Launches are asynchronous: a kernel's time ends when the GPU has finished it.
+      check(device->synchronize(), "kernel " + k.symbol);
+      kernel_ms[s.index].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  // Copies to the host wait for every kernel before them.
+  for (size_t p = 0; p < outputs.size(); ++p)
+    check(device->download(device->address(device_output_offset[p]), out[p], output_bytes[p]),
+          "copying output '" + outputs[p].name + "' from the GPU");
+}
+
 void Module::Impl::execute(const void *const *in, void *const *out) {
+  if (device) return execute_on_gpu(in, out);
   SpinPoolCallerPin pinned;
   auto resolve = [&](const Where &w) -> uint8_t * {
     switch (w.kind) {
@@ -542,22 +653,11 @@ void Module::Impl::execute(const void *const *in, void *const *out) {
     }
     KernelCall &k = kernels[s.index];
     for (int b : k.patched) k.buffers[b].host = resolve(k.where[b]);
-    for (halide_buffer_t &b : k.buffers) b.flags = 0;
-    t_halide_error.clear();
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    const int rc = k.entry(k.argv.data());
+    call_kernel(k);
     if (profile)
       kernel_ms[s.index].push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    if (rc != 0) {
-      std::string why = t_halide_error;
-      if (why.empty()) {
-        std::lock_guard<std::mutex> lock(g_halide_error_mutex);
-        why = g_halide_error;
-      }
-      if (why.empty()) why = "Halide error code " + std::to_string(rc);
-      throw ModuleError("kernel " + k.symbol + " failed: " + why);
-    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/cuda_device.h"
 #include "graph/fuse.h"
 #include "runtime/artifact_compiler.h"
 #include "runtime/deployed_schedule_lookup.h"
@@ -268,4 +269,68 @@ TEST_CASE("artifact: compiling with a tuning log equals compiling with its datab
   auto expected = executor.run({x});
   REQUIRE(expected.ok());
   CHECK(max_abs_diff(module.run({x})[0], expected.value()[0]) < 1e-5);
+}
+
+namespace {
+/// A CUDA artifact of the small CNN for `arch`, compiled here (no GPU needed).
+void compile_cuda_artifact(const Graph &graph, const std::string &arch, const fs::path &artifact) {
+  ArtifactCompileOptions options;
+  auto target = parse_target("cuda -arch=" + arch);
+  REQUIRE(target.ok());
+  options.target = target.value();
+  auto summary = compile_artifact(graph, options, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  CHECK(summary->default_tasks == summary->kernel_steps);
+}
+}  // namespace
+
+TEST_CASE("artifact: a cuda artifact compiles without a GPU: PTX and Halide's CUDA runtime in kernels.so",
+          "[artifact][cuda]") {
+  auto graph = small_cnn();
+  ScratchDir dir("cuda");
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    const fs::path artifact = dir.path / (std::string(arch) + ".tsl");
+    compile_cuda_artifact(*graph, arch, artifact);
+    auto manifest = deploy::parse_manifest(read_text(artifact / "manifest.json"));
+    REQUIRE(manifest.ok());
+    CHECK(manifest->target == std::string("cuda -arch=") + arch);
+    // Halide 14 writes PTX for 8.6 at most: a Hopper GPU's driver compiles that PTX.
+    CHECK_THAT(manifest->halide_target,
+               Catch::Contains(std::string(arch) == "sm_80" ? "cuda_capability_80" : "cuda_capability_86"));
+    const std::string library = read_text(artifact / "kernels.so");
+    CHECK_THAT(library, Catch::Contains(".entry") && Catch::Contains(".target sm_8"));
+    CHECK_THAT(library, Catch::Contains("halide_cuda_wrap_device_ptr"));
+  }
+}
+
+TEST_CASE("artifact: a cuda artifact runs on the GPU and equals the executor (skips without one)", "[artifact][cuda]") {
+  auto graph = small_cnn();
+  ScratchDir dir("cuda_run");
+  const fs::path artifact = dir.path / "small.tsl";
+  auto device = query_cuda_device();
+  compile_cuda_artifact(*graph, device.ok() ? "sm_" + std::to_string(device->capability()) : "sm_86", artifact);
+  if (!device.ok()) {
+    // Loading needs the driver and a device; without them the refusal says so.
+    const std::string error = load_error(artifact);
+    CHECK_THAT(error, Catch::Contains("GPU") || Catch::Contains("CUDA"));
+    WARN("no CUDA GPU (" << device.error().message << "): the cuda artifact was compiled and refused cleanly, not run");
+    return;
+  }
+  ModuleOptions options;
+  options.profile = true;
+  Module module = Module::load(artifact.string(), options);
+  GraphExecutor executor(graph);
+  for (uint64_t seed : {5, 6}) {  // the second run reuses the weights and arena on the device
+    const Tensor x = random_tensor(TensorType{DType::Float32, {1, 3, 8, 8}, true}, seed);
+    auto expected = executor.run({x});
+    REQUIRE(expected.ok());
+    const std::vector<Tensor> got = module.run({x});
+    REQUIRE(got.size() == 2);
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].shape() == expected.value()[i].shape());
+      CHECK(max_abs_diff(got[i], expected.value()[i]) < 1e-4);
+    }
+  }
+  for (const KernelTimes &k : module.kernel_times()) CHECK(k.ms.size() == 2);
 }

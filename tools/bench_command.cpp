@@ -13,8 +13,10 @@
 #include "bench/peers/machine_peak.h"
 #include "bench/peers/process_env.h"
 #include "bench/peers/timing.h"
+#include "codegen/cuda_device.h"
 #include "graph/fuse.h"
 #include "graph/workload_graph.h"
+#include "tools/bench_gpu.h"
 #include "tools/bench_rows.h"
 #include "tools/bench_table.h"
 #include "tools/commands.h"
@@ -193,8 +195,17 @@ int bench_command(const BenchOptions &options) {
 
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
-  if (target->kind != Target::Kind::Host)
-    return fail("`tessel bench` measures on the host CPU in this build; --target cuda needs the CUDA backend");
+  const bool gpu = target->kind == Target::Kind::Cuda;
+  if (gpu && !options.vs.empty())
+    return fail("--vs names CPU libraries; on a GPU the peers (cuBLAS, cuDNN) are timed by bench/bench_gpu.py");
+  if (gpu) {
+    // Asked before any kernel runs here: the driver is queried in a child process, which CUDA
+    // forbids once this process has initialized it.
+    auto device = query_cuda_device();
+    if (!device.ok())
+      return fail("`tessel bench --target cuda` times kernels on a CUDA GPU, and none is usable here: " +
+                  device.error().message);
+  }
   BenchRowOptions row_options;
   row_options.threads = threads;
   row_options.target = target.value();
@@ -220,6 +231,16 @@ int bench_command(const BenchOptions &options) {
         return fail(picked.error().message);
   }
 
+  if (gpu) {
+    GpuBenchOptions gpu_options;
+    gpu_options.rounds = options.rounds;
+    gpu_options.min_seconds = options.min_seconds;
+    gpu_options.tolerance = kBenchTolerance;
+    gpu_options.json = options.json;
+    auto status = bench_tasks_on_gpu(tasks.value(), target.value(), gpu_options);
+    if (!status.ok()) return fail(status.error().message);
+    return status.value();
+  }
   const bench::MachinePeak peak = bench::machine_peak(threads, options.remeasure_peak);
   bench::TimingOptions timing;
   timing.rounds = options.rounds;

@@ -66,6 +66,8 @@ Result<DeployScheduleLookup> select_schedules_in_graph(const Graph &graph, const
 int compile_command(const CompileCommandOptions &options) {
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
+  if (target->kind == Target::Kind::Cuda && options.select_in_graph > 0)
+    return fail("--select-in-graph runs trial artifacts on the host CPU; it is not available for --target cuda yet");
   if (!options.db_path.empty() && !options.log_path.empty()) return fail("give --db or --log, not both");
   // The default database is used when it is there; compiling with no records is allowed
   // (every task gets its default schedule) and said.
@@ -80,8 +82,6 @@ int compile_command(const CompileCommandOptions &options) {
   } else {
     std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
   }
-  if (target->kind == Target::Kind::Cuda && options.select_in_graph > 0)
-    return fail("--select-in-graph runs trial artifacts on the host CPU; it is not available for --target cuda yet");
   if (target->kind != Target::Kind::Cuda && !options.ptx_dir.empty()) return fail("--ptx needs --target cuda");
   auto graph = load_optimized_model(options.model_path, options.optimize);
   if (!graph.ok()) return fail(graph.error().message);

@@ -13,7 +13,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
 
   tessel::RunOptions run;
-  CLI::App *run_cmd = app.add_subcommand("run", "Run a model (.onnx, JIT kernels; --db for tuned schedules) or a compiled artifact on the host CPU");
+  CLI::App *run_cmd = app.add_subcommand("run", "Run a model (.onnx, JIT kernels on the host CPU; --db for tuned schedules) or a compiled artifact (host CPU, or an NVIDIA GPU for cuda artifacts)");
   run_cmd->add_option("model", run.model_path, "model.onnx, or an artifact from `tessel compile`")->required();
   run_cmd->add_option("--input,-i", run.inputs, "NAME=file.npy (or file.npy, positional); random inputs when none")
       ->take_all();

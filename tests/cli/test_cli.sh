@@ -176,12 +176,16 @@ fi
 expect 0 "PTX for cuda -arch=sm_90" -- "$tessel" compile "$model" --target "cuda -arch=sm_90" --ptx "$tmp/ptx"
 ls "$tmp/ptx"/*.ptx >/dev/null 2>&1 || { echo "FAILED: --ptx wrote no .ptx file"; failures=$((failures + 1)); }
 grep -q "\.entry" "$tmp"/ptx/*.ptx || { echo "FAILED: the PTX has no kernel entry"; failures=$((failures + 1)); }
-expect 1 "--ptx DIR" -- "$tessel" compile "$model" --target cuda -o "$tmp/cuda.tsl"
+expect 0 "wrote .*cuda.tsl" -- "$tessel" compile "$model" --target "cuda -arch=sm_90" -o "$tmp/cuda.tsl"
+grep -q '"target": "cuda -arch=sm_90"' "$tmp/cuda.tsl/manifest.json" || { echo "FAILED: the cuda artifact's manifest names no sm_90 target"; failures=$((failures + 1)); }
+expect 1 "runs trial artifacts on the host CPU" -- "$tessel" compile "$model" --target cuda --db "$tmp/cuda.db" --select-in-graph 2 -o "$tmp/cuda2.tsl"
 expect 1 "--ptx needs --target cuda" -- "$tessel" compile "$model" --ptx "$tmp/ptx2"
 expect 1 "bad CUDA architecture 'sm_9x'" -- "$tessel" tune "$model" --target "cuda -arch=sm_9x" --trials 2 --db "$tmp/cuda.db"
 if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
   expect 1 "measures on a CUDA GPU, and none is usable here" -- "$tessel" tune "$model" --target cuda --trials 2 --db "$tmp/cuda.db"
   [ ! -e "$tmp/cuda.db" ] || { echo "FAILED: a refused cuda tune created its database"; failures=$((failures + 1)); }
+  expect 1 "CUDA driver cannot be loaded here" -- "$tessel" run "$tmp/cuda.tsl" --repeat 1
+  expect 1 "times kernels on a CUDA GPU, and none is usable here" -- "$tessel" bench matmul 64x64x64 --target cuda
 fi
 
 # Errors are one line.

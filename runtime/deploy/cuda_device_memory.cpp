@@ -100,7 +100,7 @@ void CudaDeviceMemory::detach(halide_buffer_t &buffer) {
 }
 
 template <typename Action>
-Result<void> CudaDeviceMemory::in_chunks(uint64_t address, void *host, int64_t bytes, Action action) {
+Result<void> CudaDeviceMemory::in_chunks(uint64_t address, void *host, int64_t bytes, const char *what, Action action) {
   for (int64_t done = 0; done < bytes; done += kChunkBytes) {
     halide_dimension_t dim(0, static_cast<int32_t>(std::min(kChunkBytes, bytes - done)), 1);
     halide_buffer_t b{};
@@ -111,20 +111,21 @@ Result<void> CudaDeviceMemory::in_chunks(uint64_t address, void *host, int64_t b
     if (Result<void> r = wrap(b, address + static_cast<uint64_t>(done)); !r.ok()) return r;
     const int rc = action(b, static_cast<uint64_t>(done));
     detach(b);
-    if (rc != 0) return failure("a copy between host and GPU failed", rc);
+    if (rc != 0) return failure(what, rc);
   }
   return {};
 }
 
 Result<void> CudaDeviceMemory::upload(const void *host, uint64_t address, int64_t bytes) {
-  return in_chunks(address, const_cast<void *>(host), bytes, [&](halide_buffer_t &b, uint64_t) {
+  auto to_device = [&](halide_buffer_t &b, uint64_t) {
     b.flags = halide_buffer_flag_host_dirty;
     return api_->copy_to_device(nullptr, &b, api_->interface);
-  });
+  };
+  return in_chunks(address, const_cast<void *>(host), bytes, "a copy from the host to the GPU failed", to_device);
 }
 
 Result<void> CudaDeviceMemory::download(uint64_t address, void *host, int64_t bytes) {
-  return in_chunks(address, host, bytes, [&](halide_buffer_t &b, uint64_t) {
+  return in_chunks(address, host, bytes, "a copy from the GPU to the host failed", [&](halide_buffer_t &b, uint64_t) {
     b.flags = halide_buffer_flag_device_dirty;
     return api_->copy_to_host(nullptr, &b);
   });
@@ -132,7 +133,7 @@ Result<void> CudaDeviceMemory::download(uint64_t address, void *host, int64_t by
 
 Result<void> CudaDeviceMemory::copy(uint64_t source, uint64_t destination, int64_t bytes) {
   if (source == destination) return {};
-  return in_chunks(destination, nullptr, bytes, [&](halide_buffer_t &to, uint64_t done) {
+  return in_chunks(destination, nullptr, bytes, "a copy on the GPU failed", [&](halide_buffer_t &to, uint64_t done) {
     halide_buffer_t from = to;
     from.device = 0;
     from.device_interface = nullptr;

@@ -49,9 +49,10 @@ class CudaDeviceMemory {
  private:
   CudaDeviceMemory() = default;
   /// `bytes` at `address` as 1-D byte buffers of at most 1 GiB each, with `host` as their
-  /// host side (may be null), handed to `action` one after the other.
+  /// host side (may be null), handed to `action` one after the other; a failure is
+  /// reported as `what`.
   template <typename Action>
-  Result<void> in_chunks(uint64_t address, void *host, int64_t bytes, Action action);
+  Result<void> in_chunks(uint64_t address, void *host, int64_t bytes, const char *what, Action action);
   Error failure(const std::string &what, int code) const;
 
   struct Api;

@@ -19,6 +19,7 @@
 #include "runtime/model_inputs.h"
 #include "schedule/sampler.h"
 #include "tests/ops/op_test_util.h"
+#include "tests/runtime/artifact_test_util.h"
 #include "tests/schedule/task_test_util.h"
 #include "tuner/task_instance.h"
 #include "tuning_db/open_best_record_source.h"
@@ -26,21 +27,15 @@
 
 namespace fs = std::filesystem;
 using namespace tessel;
+using tessel::testing::compile_cuda_artifact;
 using tessel::testing::GraphBuilder;
+using tessel::testing::load_error;
+using tessel::testing::read_text;
+using tessel::testing::ScratchDir;
+using tessel::testing::write_text;
 using tessel::testing::max_abs_diff;
 
 namespace {
-
-/// A scratch directory removed at the end of the test.
-struct ScratchDir {
-  fs::path path;
-  explicit ScratchDir(const std::string &name)
-      : path(fs::temp_directory_path() / ("tessel_artifact_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDir() { fs::remove_all(path); }
-};
 
 /// conv + bias + relu -> flatten (a view) -> matmul + add; two outputs: the logits and a
 /// reshaped copy of the flattened features (a view that is a graph output).
@@ -65,28 +60,10 @@ std::shared_ptr<const Graph> small_cnn() {
   return b.finish({logits, features});
 }
 
-std::string read_text(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-void write_text(const fs::path &p, const std::string &text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
 std::string replace_once(std::string text, const std::string &from, const std::string &to) {
   const size_t at = text.find(from);
   REQUIRE(at != std::string::npos);
   return text.replace(at, from.size(), to);
-}
-
-std::string load_error(const fs::path &artifact) {
-  try {
-    Module::load(artifact.string());
-  } catch (const ModuleError &e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -271,19 +248,44 @@ TEST_CASE("artifact: compiling with a tuning log equals compiling with its datab
   CHECK(max_abs_diff(module.run({x})[0], expected.value()[0]) < 1e-5);
 }
 
-namespace {
-/// A CUDA artifact of the small CNN for `arch`, compiled here (no GPU needed).
-void compile_cuda_artifact(const Graph &graph, const std::string &arch, const fs::path &artifact) {
-  ArtifactCompileOptions options;
-  auto target = parse_target("cuda -arch=" + arch);
-  REQUIRE(target.ok());
-  options.target = target.value();
-  auto summary = compile_artifact(graph, options, artifact.string());
+// KNOWN BUG, found with the fake CUDA driver (tests/runtime/test_cuda_fake_driver.cpp): a view op
+// (Flatten, Reshape, Identity ...) of a graph input or a weight whose result is not a graph
+// output gets an arena slot of its own from plan_memory (only views of arena tensors alias),
+// and PlanBuilder (runtime/artifact_compiler.cpp) declares it there without writing it: the
+// kernels reading it see zeros on the CPU (garbage on a GPU), and a weight read only through
+// such a view is missing from weights.bin. [!shouldfail] until fixed; then drop the tag. The
+// fix: PlanBuilder::tensor() checks view_source_ before the arena, and the host-op loop makes
+// such a tensor a view (`!builder.in_arena(out) || !builder.in_arena(in)`).
+TEST_CASE("artifact: views of a graph input and of a weight that are not graph outputs read their source's bytes",
+          "[artifact][!shouldfail]") {
+  GraphBuilder b("input_views");
+  const int x = b.input("x", DType::Float32, {2, 3, 4});
+  const int w = b.weight("w", DType::Float32, {6, 4}, 41);
+  Attributes flat;
+  flat.set("axis", int64_t{1});
+  const int flattened = b.node("Flatten", {x}, flat);  // {2, 12}, read by kernels only
+  const int shape = b.g.add_tensor({"shape", TensorType{DType::Int64, {2}, true}, Tensor::from_int64s({2, 12}, {2})});
+  const int w_view = b.node("Reshape", {w, shape});  // {2, 12}
+  const int relu = b.node("Relu", {flattened});
+  const int sum = b.node("Add", {flattened, w_view});
+  const int shape2 = b.g.add_tensor({"shape2", TensorType{DType::Int64, {2}, true}, Tensor::from_int64s({6, 4}, {2})});
+  const int chain = b.node("Reshape", {flattened, shape2});  // a view of that view, copied out
+  auto graph = b.finish({relu, sum, chain});
+  ScratchDir dir("input_views");
+  const fs::path artifact = dir.path / "views.tsl";
+  auto summary = compile_artifact(*graph, {}, artifact.string());
   INFO((summary.ok() ? "" : summary.error().message));
   REQUIRE(summary.ok());
-  CHECK(summary->default_tasks == summary->kernel_steps);
+  INFO(read_text(artifact / "plan.txt"));
+  Module module = Module::load(artifact.string());
+  const Tensor input = random_tensor(TensorType{DType::Float32, {2, 3, 4}, true}, 42);
+  GraphExecutor executor(graph);
+  auto expected = executor.run({input});
+  REQUIRE(expected.ok());
+  const std::vector<Tensor> got = module.run({input});
+  REQUIRE(got.size() == 3);
+  for (size_t i = 0; i < got.size(); ++i) CHECK(max_abs_diff(got[i], expected.value()[i]) == 0);
 }
-}  // namespace
 
 TEST_CASE("artifact: a cuda artifact compiles without a GPU: PTX and Halide's CUDA runtime in kernels.so",
           "[artifact][cuda]") {

@@ -124,12 +124,12 @@ class PlanBuilder {
     } else if (auto out = output_position_.find(t); out != output_position_.end()) {
       pt.location = Location::Output;
       pt.argument = out->second;
-    } else if (memory_.arena_offset[t] != MemoryPlan::kNotInArena) {
-      pt.location = Location::Arena;
-      pt.argument = memory_.arena_offset[t];
     } else if (auto view = view_source_.find(t); view != view_source_.end()) {
       pt.location = Location::View;
       pt.argument = tensor(view->second);
+    } else if (memory_.arena_offset[t] != MemoryPlan::kNotInArena) {
+      pt.location = Location::Arena;
+      pt.argument = memory_.arena_offset[t];
     } else {
       // Not planned (a value inside a group that runs node by node): a slot of its own.
       pt.location = Location::Arena;
@@ -144,6 +144,7 @@ class PlanBuilder {
   void view(int output, int source) { view_source_[output] = source; }
   bool is_graph_output(int t) const { return output_position_.count(t) != 0; }
   bool in_arena(int t) const { return memory_.arena_offset[t] != MemoryPlan::kNotInArena; }
+  bool is_view(int t) const { return view_source_.count(t) != 0; }
 
   void kernel(const std::string &symbol, const std::vector<int> &graph_tensors) {
     deploy::KernelStep step{symbol, {}};
@@ -384,7 +385,10 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &g, const ArtifactCo
       // A view that is a graph output is copied out now: the arena bytes it shows are
       // reused by later kernels.
       if (builder.is_graph_output(out)) builder.copy(in, out);
-      else if (!builder.in_arena(out)) builder.view(out, in);
+      // The memory plan aliases a view of an arena tensor to it; a view of an input or a
+      // weight (or of such a view) has an arena slot of its own that nothing writes: it views
+      // its source instead.
+      else if (!builder.in_arena(out) || !builder.in_arena(in) || builder.is_view(in)) builder.view(out, in);
       continue;
     }
     auto sig = static_group_signature(g, group);

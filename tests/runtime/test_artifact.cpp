@@ -248,16 +248,12 @@ TEST_CASE("artifact: compiling with a tuning log equals compiling with its datab
   CHECK(max_abs_diff(module.run({x})[0], expected.value()[0]) < 1e-5);
 }
 
-// KNOWN BUG, found with the fake CUDA driver (tests/runtime/test_cuda_fake_driver.cpp): a view op
-// (Flatten, Reshape, Identity ...) of a graph input or a weight whose result is not a graph
-// output gets an arena slot of its own from plan_memory (only views of arena tensors alias),
-// and PlanBuilder (runtime/artifact_compiler.cpp) declares it there without writing it: the
-// kernels reading it see zeros on the CPU (garbage on a GPU), and a weight read only through
-// such a view is missing from weights.bin. [!shouldfail] until fixed; then drop the tag. The
-// fix: PlanBuilder::tensor() checks view_source_ before the arena, and the host-op loop makes
-// such a tensor a view (`!builder.in_arena(out) || !builder.in_arena(in)`).
+// A view (Flatten, Reshape, Identity ...) of a graph input or a weight, or of such a view,
+// that is no graph output gets an arena slot of its own from plan_memory (only views of
+// arena tensors alias): the plan must make it a view of its source, or the kernels reading
+// it see bytes nothing wrote (found by the fake CUDA driver's tests).
 TEST_CASE("artifact: views of a graph input and of a weight that are not graph outputs read their source's bytes",
-          "[artifact][!shouldfail]") {
+          "[artifact]") {
   GraphBuilder b("input_views");
   const int x = b.input("x", DType::Float32, {2, 3, 4});
   const int w = b.weight("w", DType::Float32, {6, 4}, 41);
@@ -270,7 +266,9 @@ TEST_CASE("artifact: views of a graph input and of a weight that are not graph o
   const int sum = b.node("Add", {flattened, w_view});
   const int shape2 = b.g.add_tensor({"shape2", TensorType{DType::Int64, {2}, true}, Tensor::from_int64s({6, 4}, {2})});
   const int chain = b.node("Reshape", {flattened, shape2});  // a view of that view, copied out
-  auto graph = b.finish({relu, sum, chain});
+  const int shape3 = b.g.add_tensor({"shape3", TensorType{DType::Int64, {2}, true}, Tensor::from_int64s({4, 6}, {2})});
+  const int chain_read = b.node("Relu", {b.node("Reshape", {flattened, shape3})});  // a view of a view, read by a kernel
+  auto graph = b.finish({relu, sum, chain, chain_read});
   ScratchDir dir("input_views");
   const fs::path artifact = dir.path / "views.tsl";
   auto summary = compile_artifact(*graph, {}, artifact.string());
@@ -283,7 +281,7 @@ TEST_CASE("artifact: views of a graph input and of a weight that are not graph o
   auto expected = executor.run({input});
   REQUIRE(expected.ok());
   const std::vector<Tensor> got = module.run({input});
-  REQUIRE(got.size() == 3);
+  REQUIRE(got.size() == 4);
   for (size_t i = 0; i < got.size(); ++i) CHECK(max_abs_diff(got[i], expected.value()[i]) == 0);
 }
 

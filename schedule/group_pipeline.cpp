@@ -288,12 +288,15 @@ int64_t partials_for(int64_t extent) {
 
 /// A long reduction (softmax and normalization statistics, ReduceMean/Sum/Max over an
 /// axis) as two stages, so it spreads over many GPU threads instead of one thread per
-/// output element looping over the whole axis: an rfactor intermediate, at root, computes
+/// output element looping over the whole axis: an rfactor intermediate computes
 /// `partials` interleaved partial results per output (partial u takes elements u, u + P,
 /// u + 2P, ... so neighbouring threads read neighbouring addresses), and the Func then
-/// folds the partials. Only a Func with one update whose reduction covers at least 64
-/// elements; returns false, changing nothing, when the reduction is shorter, its innermost
-/// variable has no usable divisor, or Halide cannot prove the update associative.
+/// folds the partials. On a GPU each output element is one block whose P threads keep
+/// their partials in shared memory (a reduction to a scalar keeps them at root); on the
+/// host they are at root. The split also binds the fold on a GPU. Only a Func with one
+/// update whose reduction covers at least 64 elements; returns false, changing nothing,
+/// when the reduction is shorter, its innermost variable has no usable divisor, or Halide
+/// cannot prove the update associative.
 bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   const Halide::Internal::Function function = f.function();
   if (function.updates().size() != 1) return false;
@@ -326,11 +329,33 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   Halide::RVar inner_rvar(base), outer(base + "_chunk"), lane(base + "_partial");
   Halide::Var partial(function.name() + "_partial");
   Halide::Func intermediate = f.update(0).split(inner_rvar, outer, lane, static_cast<int>(partials)).rfactor(lane, partial);
-  intermediate.compute_root();
-  if (on_gpu) {
-    bind_stage_to_gpu(intermediate, pure_loop_vars(intermediate.function().definition()));
-    bind_stage_to_gpu(intermediate.update(0), pure_loop_vars(intermediate.function().update(0)));
+  const std::vector<std::string> fold_vars = pure_loop_vars(f.function().update(0));
+  if (!on_gpu || fold_vars.empty()) {
+    // On the host, or for a reduction to one scalar: the partials at root, spread over
+    // blocks of threads, and a second kernel folding them.
+    intermediate.compute_root();
+    if (on_gpu) {
+      bind_stage_to_gpu(intermediate, pure_loop_vars(intermediate.function().definition()));
+      bind_stage_to_gpu(intermediate.update(0), pure_loop_vars(intermediate.function().update(0)));
+      bind_stage_to_gpu(f.update(0), fold_vars);
+    }
+    return true;
   }
+  // On a GPU: one block per output element, its `partials` threads (lanes of one warp)
+  // accumulating interleaved partials in shared memory, read by coalesced loads; the
+  // fold reads them back after a barrier, in the same kernel.
+  Halide::Stage fold = f.update(0);
+  Halide::Var fused(fold_vars.front());
+  for (size_t i = 1; i < fold_vars.size(); ++i) {
+    Halide::Var next(fold_vars.front() + "_fold_fused" + std::to_string(i));
+    fold.fuse(fused, Halide::Var(fold_vars[i]), next);
+    fused = next;
+  }
+  Halide::Var block(fold_vars.front() + "_fold_block"), single(fold_vars.front() + "_fold_thread");
+  fold.gpu_tile(fused, block, single, 1);
+  intermediate.compute_at(f, block).store_in(Halide::MemoryType::GPUShared);
+  intermediate.gpu_lanes(partial);
+  intermediate.update(0).gpu_lanes(partial);
   return true;
 }
 
@@ -360,8 +385,8 @@ void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string
       f.compute_root();
       if (on_gpu) bind_stage_to_gpu(f, pure_loop_vars(function.definition()));
     }
-    split_reduction_across_threads(f, on_gpu);
-    if (!on_gpu) continue;
+    // A split reduction's fold is bound by the split itself.
+    if (split_reduction_across_threads(f, on_gpu) || !on_gpu) continue;
     for (size_t u = 0; u < function.updates().size(); ++u)
       bind_stage_to_gpu(f.update(static_cast<int>(u)), pure_loop_vars(function.update(static_cast<int>(u))));
   }

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 #include "HalideRuntime.h"
 #include "runtime/deploy/artifact_manifest.h"
@@ -573,7 +574,8 @@ Result<void> Module::Impl::allocate_device() {
       sizes->push_back(bytes);
       end += aligned(bytes);
     }
-  auto memory = CudaDeviceMemory::create(library, end, [] { return t_halide_error; });
+  // A message is read once: a later failure that reports none must not show this one.
+  auto memory = CudaDeviceMemory::create(library, end, [] { return std::exchange(t_halide_error, std::string()); });
   if (!memory.ok()) return fail(memory.error().message);
   device = std::move(memory.value());
   if (weights_size > 0)

@@ -248,6 +248,18 @@ FuncDesc describe_func(const TensorFunc &f, bool is_output) {
   return desc;
 }
 
+/// Fuses a stage's pure loops (innermost first, at least one) into one, named after the
+/// first with `tag`; returns it.
+Halide::Var fuse_pure_loops(Halide::Stage &stage, const std::vector<std::string> &pure_vars, const std::string &tag) {
+  Halide::Var fused(pure_vars.front());
+  for (size_t i = 1; i < pure_vars.size(); ++i) {
+    Halide::Var next(pure_vars.front() + tag + std::to_string(i));
+    stage.fuse(fused, Halide::Var(pure_vars[i]), next);
+    fused = next;
+  }
+  return fused;
+}
+
 /// Spreads one stage's pure loops over blocks of 256 GPU threads (fused into one loop
 /// first, so any rank works); a stage without pure loops runs on a single GPU thread.
 void bind_stage_to_gpu(Halide::Stage stage, const std::vector<std::string> &pure_vars) {
@@ -255,12 +267,7 @@ void bind_stage_to_gpu(Halide::Stage stage, const std::vector<std::string> &pure
     stage.gpu_single_thread();
     return;
   }
-  Halide::Var fused(pure_vars.front());
-  for (size_t i = 1; i < pure_vars.size(); ++i) {
-    Halide::Var next(pure_vars.front() + "_gpu_fused" + std::to_string(i));
-    stage.fuse(fused, Halide::Var(pure_vars[i]), next);
-    fused = next;
-  }
+  const Halide::Var fused = fuse_pure_loops(stage, pure_vars, "_gpu_fused");
   Halide::Var block(pure_vars.front() + "_gpu_block"), thread(pure_vars.front() + "_gpu_thread");
   stage.gpu_tile(fused, block, thread, 256, Halide::TailStrategy::GuardWithIf);
 }
@@ -345,12 +352,7 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   // accumulating interleaved partials in shared memory, read by coalesced loads; the
   // fold reads them back after a barrier, in the same kernel.
   Halide::Stage fold = f.update(0);
-  Halide::Var fused(fold_vars.front());
-  for (size_t i = 1; i < fold_vars.size(); ++i) {
-    Halide::Var next(fold_vars.front() + "_fold_fused" + std::to_string(i));
-    fold.fuse(fused, Halide::Var(fold_vars[i]), next);
-    fused = next;
-  }
+  const Halide::Var fused = fuse_pure_loops(fold, fold_vars, "_fold_fused");
   Halide::Var block(fold_vars.front() + "_fold_block"), single(fold_vars.front() + "_fold_thread");
   fold.gpu_tile(fused, block, single, 1);
   intermediate.compute_at(f, block).store_in(Halide::MemoryType::GPUShared);

@@ -250,6 +250,10 @@ Result<void> Module::Impl::check_manifest() {
   if (kind != "llvm" && kind != "cuda")
     return make_error(where + "unknown target \"" + m.target + "\" (this runtime runs \"llvm\" and \"cuda\" artifacts)");
   gpu = kind == "cuda";
+  // The kernels must be what the target says: host code alone cannot run a cuda plan.
+  const bool cuda_kernels = m.halide_target.find("-cuda") != std::string::npos;
+  if (!m.halide_target.empty() && gpu != cuda_kernels)
+    return make_error(where + "target \"" + m.target + "\" but kernels compiled for " + m.halide_target);
   return {};
 }
 

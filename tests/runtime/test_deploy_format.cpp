@@ -500,8 +500,11 @@ TEST_CASE("Module::load: versions, target, CPU, files and plan bounds", "[deploy
   CHECK_THAT(load_error(artifact("cpu.tsl", m)), Catch::Contains("no_such_feature"));
 
   m = fake_manifest();
-  m.target = "cuda";
-  CHECK_THAT(load_error(artifact("cuda.tsl", m)), Catch::Contains("built without CUDA"));
+  m.target = "cuda -arch=sm_90";  // with kernels compiled for the host alone
+  CHECK_THAT(load_error(artifact("cuda.tsl", m)), Catch::Contains("kernels compiled for x86-64-linux-sse41"));
+  m.halide_target = "x86-64-linux-cuda-cuda_capability_86";
+  m.target = "llvm";
+  CHECK_THAT(load_error(artifact("llvm_cuda.tsl", m)), Catch::Contains("target \"llvm\" but kernels compiled for"));
 
   m = fake_manifest();
   m.tessel_version = "x";

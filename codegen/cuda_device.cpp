@@ -192,4 +192,10 @@ Result<CudaDeviceInfo> query_cuda_device(int ordinal) {
   return it->second;
 }
 
+Result<void> make_cuda_driver_visible() {
+  static const bool loaded = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
+  if (!loaded) return make_error("no CUDA driver on this machine (libcuda.so.1 could not be loaded)");
+  return {};
+}
+
 }  // namespace tessel

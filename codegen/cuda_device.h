@@ -32,4 +32,11 @@ struct CudaDeviceInfo {
 /// answer is kept for the rest of the process.
 Result<CudaDeviceInfo> query_cuda_device(int ordinal = 0);
 
+/// Makes the driver's functions visible to Halide's CUDA runtime in this process: that
+/// runtime looks them up among the process's symbols before it tries to open "libcuda.so",
+/// a name only CUDA's development files install (a container's driver mount has
+/// libcuda.so.1 alone). Loads libcuda.so.1 globally, once; initializes nothing, so a later
+/// fork() stays safe. An error when there is no driver.
+Result<void> make_cuda_driver_visible();
+
 }  // namespace tessel

@@ -2,6 +2,8 @@
 
 #include "codegen/jit_kernel.h"
 
+#include "codegen/cuda_device.h"
+
 #include <chrono>
 #include <string>
 
@@ -92,6 +94,7 @@ Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inpu
     bound->outputs.push_back(as_halide_buffer(t, halide_type(t.dtype())));
   }
   if (bound->gpu) {
+    if (Result<void> driver = make_cuda_driver_visible(); !driver.ok()) return driver.error();
     try {
       const Halide::DeviceAPI api = Halide::get_default_device_api_for_target(state_->target);
       for (Halide::Buffer<> &b : bound->inputs) {

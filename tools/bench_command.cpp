@@ -104,8 +104,9 @@ Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::s
   if (!built.ok()) return built.error();
   OptimizeOptions optimize = options.optimize;
   optimize.target = options.target;
-  // One conv in NCHW, as its peers get it: channels-last would wrap it in two Transposes.
-  optimize.skip.push_back("channels_last_conv");
+  // One conv in NCHW, as its peers get it: channels-last would wrap it in two Transposes
+  // (a CPU pass; GPU targets do not run it).
+  if (options.target.rfind("cuda", 0) != 0) optimize.skip.push_back("channels_last_conv");
   auto graph = optimize_as_told(*built.value(), optimize);
   if (!graph.ok()) return graph.error();
   auto shared = std::make_shared<const Graph>(std::move(graph.value()));

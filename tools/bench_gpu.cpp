@@ -101,6 +101,7 @@ Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &targ
       const bool timed = row.unavailable.empty() && !row.medians.empty();
       const double seconds = timed ? median_of(row.medians) : 0;
       if (timed && !(row.error <= options.tolerance)) wrong = true;
+      if (row.unavailable.rfind("failed", 0) == 0) wrong = true;  // built, but did not run
       if (options.json) {
         json.begin_object();
         json.key("name").value(row.name);

@@ -17,8 +17,8 @@ struct GpuBenchOptions {
 };
 
 /// Times every task (its `tuned` kernel, when one was picked, and the default GPU schedule)
-/// and prints a table or JSON. 1 when an output differs from the reference, an Error when
-/// there is no usable GPU.
+/// and prints a table or JSON. 1 when an output differs from the reference or a kernel
+/// fails on the GPU, an Error when there is no usable GPU.
 Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const GpuBenchOptions &options);
 
 }  // namespace tessel

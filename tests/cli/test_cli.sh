@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CLI behaviour: exit codes, one-line errors that name the culprit, outputs written.
-# usage: test_cli.sh PATH/TO/tessel SOURCE_DIR
+# usage: test_cli.sh PATH/TO/tessel SOURCE_DIR [FAKE_CUDA_DIR]
 set -u
 tessel=$1
 src=$2
+fake_cuda=${3:-}  # a directory holding tests/fake_cuda's libcuda.so.1 (kernel launches fail)
 model=$src/examples/models/tiny_cnn.onnx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -186,6 +187,14 @@ if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
   [ ! -e "$tmp/cuda.db" ] || { echo "FAILED: a refused cuda tune created its database"; failures=$((failures + 1)); }
   expect 1 "CUDA driver cannot be loaded here" -- "$tessel" run "$tmp/cuda.tsl" --repeat 1
   expect 1 "times kernels on a CUDA GPU, and none is usable here" -- "$tessel" bench matmul 64x64x64 --target cuda
+  if [ -n "$fake_cuda" ]; then
+    # Against the fake driver every GPU path gets as far as launching a kernel: the driver is
+    # found (libcuda.so.1 alone, as in a container), memory and copies work, the launch fails.
+    with_fake=(env LD_LIBRARY_PATH="$fake_cuda")
+    expect 1 "kernel tessel_k[0-9]+ failed: CUDA: cuLaunchKernel failed" -- "${with_fake[@]}" "$tessel" run "$tmp/cuda.tsl" --repeat 1
+    expect 1 "tessel default +failed: .*cuLaunchKernel failed" -- "${with_fake[@]}" "$tessel" bench conv 1,8,10,10,16,3,3 --target cuda
+    expect 0 "skipped: the default GPU schedule failed .*cuLaunchKernel failed" -- "${with_fake[@]}" "$tessel" tune "$model" --target cuda --trials 2 --db "$tmp/fake_cuda.db"
+  fi
 fi
 
 # Errors are one line.

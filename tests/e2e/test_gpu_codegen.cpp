@@ -1,14 +1,20 @@
 // Every task of the exported models, scheduled for a CUDA GPU: its PTX is generated (and
 // assembled by ptxas for Hopper where CUDA is installed) and, since no GPU need be present,
-// the GPU schedules' loops run on the host and must match the CPU's results.
+// the GPU schedules' loops run on the host and must match the CPU's results. Each model also
+// compiles into a cuda artifact.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "codegen/ptx_compile.h"
 #include "graph/fuse.h"
 #include "graph/onnx_import.h"
+#include "runtime/artifact_compiler.h"
 #include "runtime/optimize_graph.h"
 #include "schedule/gpu_sketch.h"
 #include "tuner/task_instance.h"
@@ -89,4 +95,35 @@ TEST_CASE("every ResNet-18 task compiles to PTX and its GPU schedules compute th
 TEST_CASE("the transformer encoder's and MobileNet-V2's tasks compile to PTX", "[gpu_codegen]") {
   check_model_on_gpu("transformer_encoder", 1);
   check_model_on_gpu("mobilenet_v2", 1);
+}
+
+TEST_CASE("every exported model compiles into a cuda artifact, one PTX kernel per kernel call at least",
+          "[gpu_codegen]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tessel_cuda_artifacts_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto target = parse_target("cuda -arch=sm_90");
+  REQUIRE(target.ok());
+  for (const char *model : {"resnet18", "mobilenet_v2", "transformer_encoder"}) {
+    INFO(model);
+    auto graph = load_model(std::string(TESSEL_MODELS_DIR) + "/" + model + ".onnx");
+    REQUIRE(graph.ok());
+    auto optimized = optimize_graph(std::move(graph.value()), {}, target.value());
+    REQUIRE(optimized.ok());
+    ArtifactCompileOptions options;
+    options.target = target.value();
+    const fs::path artifact = dir / (std::string(model) + ".tsl");
+    auto summary = compile_artifact(optimized.value(), options, artifact.string());
+    INFO((summary.ok() ? std::string() : summary.error().message));
+    REQUIRE(summary.ok());
+    CHECK(summary->kernel_steps > 0);
+    std::ifstream in(artifact / "kernels.so", std::ios::binary);
+    const std::string library((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t entries = 0;
+    for (size_t at = library.find(".entry "); at != std::string::npos; at = library.find(".entry ", at + 1)) ++entries;
+    CHECK(entries >= static_cast<size_t>(summary->compiled_kernels));
+    std::printf("%s: cuda artifact, %d kernel calls (%d compiled kernels, %zu PTX entries), %.1f s\n", model,
+                summary->kernel_steps, summary->compiled_kernels, entries, summary->seconds);
+  }
+  fs::remove_all(dir);
 }

@@ -2,6 +2,7 @@
 // model, recording every measurement in the tuning database.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +105,14 @@ int tune_command(const TuneCommandOptions &options) {
               after > 0 ? before / after : 0.0, options.db_path.c_str());
   std::printf("%.2f trials/s; share = the task's part of the tuned model latency (weight x best)\n",
               summary->measured / std::max(summary->wall_seconds, 1e-9));
+  // Nothing could be tuned (on a GPU, typically: no kernel runs there): an error, not a
+  // successful run with an empty table.
+  const bool all_skipped =
+      !summary->tasks.empty() && std::all_of(summary->tasks.begin(), summary->tasks.end(),
+                                             [](const TaskTuneSummary &t) { return !t.skipped.empty(); });
+  if (all_skipped)
+    return fail("no task could be tuned (" + std::to_string(summary->tasks.size()) + " skipped; the first: " +
+                summary->tasks.front().skipped + ")");
   return 0;
 }
 

@@ -298,9 +298,9 @@ int64_t partials_for(int64_t extent) {
 /// output element looping over the whole axis: an rfactor intermediate computes
 /// `partials` interleaved partial results per output (partial u takes elements u, u + P,
 /// u + 2P, ... so neighbouring threads read neighbouring addresses), and the Func then
-/// folds the partials. On a GPU each output element is one block whose P threads keep
-/// their partials in shared memory (a reduction to a scalar keeps them at root); on the
-/// host they are at root. The split also binds the fold on a GPU. Only a Func with one
+/// folds the partials. Each output element is one block whose P threads keep their
+/// partials in registers (P = 32, read by warp shuffles) or shared memory; a reduction to a
+/// scalar keeps them at root. The split also binds the fold on a GPU. Only a Func with one
 /// update whose reduction covers at least 64 elements; returns false, changing nothing,
 /// when the reduction is shorter, its innermost variable has no usable divisor, or Halide
 /// cannot prove the update associative.
@@ -337,9 +337,9 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   Halide::Var partial(function.name() + "_partial");
   Halide::Func intermediate = f.update(0).split(inner_rvar, outer, lane, static_cast<int>(partials)).rfactor(lane, partial);
   const std::vector<std::string> fold_vars = pure_loop_vars(f.function().update(0));
-  if (!on_gpu || fold_vars.empty()) {
-    // On the host, or for a reduction to one scalar: the partials at root, spread over
-    // blocks of threads, and a second kernel folding them.
+  if (fold_vars.empty()) {
+    // A reduction to one scalar: the partials at root, spread over blocks of threads, and
+    // a second kernel folding them.
     intermediate.compute_root();
     if (on_gpu) {
       bind_stage_to_gpu(intermediate, pure_loop_vars(intermediate.function().definition()));
@@ -348,14 +348,38 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
     }
     return true;
   }
-  // On a GPU: one block per output element, its `partials` threads (lanes of one warp)
-  // accumulating interleaved partials in shared memory, read by coalesced loads; the
-  // fold reads them back after a barrier, in the same kernel.
+  // One block per output element: its `partials` threads (lanes of one warp) accumulate
+  // interleaved partials, read by coalesced loads, and the fold reads them back in the same
+  // kernel. A full warp keeps them in registers, fetched by warp shuffles over all 32 lanes
+  // (shfl.sync); fewer threads share them through shared memory and a barrier. On the host
+  // (GPU loops replayed serially) the same loops run unbound.
   Halide::Stage fold = f.update(0);
-  const Halide::Var fused = fuse_pure_loops(fold, fold_vars, "_fold_fused");
+  // Up to three output dimensions each get a block dimension of their own: inside a fused
+  // block loop Halide bounds each dimension by its whole extent (it does not invert the
+  // fused index), which sizes the partials for every output along it.
+  std::vector<std::string> block_vars = fold_vars;
+  if (block_vars.size() > 3) {
+    block_vars.resize(2);
+    std::vector<std::string> outer(fold_vars.begin() + 2, fold_vars.end());
+    block_vars.push_back(fuse_pure_loops(fold, outer, "_fold_fused").name());
+  }
   Halide::Var block(fold_vars.front() + "_fold_block"), single(fold_vars.front() + "_fold_thread");
-  fold.gpu_tile(fused, block, single, 1);
-  intermediate.compute_at(f, block).store_in(Halide::MemoryType::GPUShared);
+  fold.split(Halide::Var(block_vars.front()), block, single, 1);
+  if (on_gpu) {
+    fold.gpu_threads(single);
+    if (block_vars.size() == 1) fold.gpu_blocks(block);
+    else if (block_vars.size() == 2) fold.gpu_blocks(block, Halide::Var(block_vars[1]));
+    else fold.gpu_blocks(block, Halide::Var(block_vars[1]), Halide::Var(block_vars[2]));
+  }
+  intermediate.compute_at(f, block);
+  if (!on_gpu) return true;
+  // Registers need each lane to own exactly one partial per block: every other dimension of
+  // the partials must be one of the fused block's.
+  constexpr int64_t kWarp = 32;
+  bool one_per_lane = partials == kWarp;
+  for (const std::string &arg : intermediate.function().args())
+    one_per_lane &= arg == partial.name() || std::find(fold_vars.begin(), fold_vars.end(), arg) != fold_vars.end();
+  intermediate.store_in(one_per_lane ? Halide::MemoryType::Register : Halide::MemoryType::GPUShared);
   intermediate.gpu_lanes(partial);
   intermediate.update(0).gpu_lanes(partial);
   return true;

@@ -148,6 +148,7 @@ TEST_CASE("GPU schedules compute what the CPU default computes (GPU loops run on
       {"softmax", "4x256", false},
       {"layernorm", "3x640", false},
       {"reduce_mean", "5x96", false},
+      {"softmax", "3x200", false},  // 25 partials: shared memory on a GPU
   };
   std::mt19937_64 rng(11);
   for (const Case &c : cases) {
@@ -185,19 +186,25 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
     }
   }
   // A long softmax row is reduced by one block per row whose threads keep interleaved
-  // partials in shared memory, in the kernel that folds them: no kernel more than a short
-  // row's, which keeps one thread per row and no shared memory.
+  // partials, folded in the same kernel: no kernel more than a short row's, which keeps one
+  // thread per row. 512 = 32 x 16: a full warp, its partials in registers read by warp
+  // shuffles; 200 = 25 x 8: 25 threads, partials in shared memory behind a barrier.
   auto softmax_ptx = [](const std::string &spec) {
     auto ptx = compile_task_to_ptx(benchmark_task("softmax", spec), nullptr, kCuda86);
     REQUIRE(ptx.ok());
     return ptx.value();
   };
-  const std::string long_row = softmax_ptx("8x512"), short_row = softmax_ptx("8x40");
-  CHECK(ptx_kernel_names(long_row).size() == ptx_kernel_names(short_row).size());
-  CHECK(long_row.find(".shared") != std::string::npos);
-  CHECK(long_row.find("bar.sync") != std::string::npos);
-  CHECK(short_row.find(".shared") == std::string::npos);  // (dynamic: ptxas -v does not count it)
-  if (ptxas) CHECK(assemble_ptx(*ptxas, long_row, "sm_90").ok());
+  const std::string warp_row = softmax_ptx("8x512"), shared_row = softmax_ptx("8x200"), short_row = softmax_ptx("8x40");
+  CHECK(ptx_kernel_names(warp_row).size() == ptx_kernel_names(short_row).size());
+  CHECK(ptx_kernel_names(shared_row).size() == ptx_kernel_names(short_row).size());
+  CHECK(warp_row.find("shfl.sync") != std::string::npos);
+  CHECK(warp_row.find(".shared") == std::string::npos);
+  CHECK(shared_row.find(".shared") != std::string::npos);
+  CHECK(shared_row.find("bar.sync") != std::string::npos);
+  CHECK(short_row.find(".shared") == std::string::npos);
+  CHECK(short_row.find("shfl.sync") == std::string::npos);
+  if (ptxas)
+    for (const std::string *ptx : {&warp_row, &shared_row}) CHECK(assemble_ptx(*ptxas, *ptx, "sm_90").ok());
   // A CPU target has no PTX.
   TaskInstance task = benchmark_task("matmul", "16x16x16");
   CHECK_FALSE(compile_task_to_ptx(task, nullptr, Target{}).ok());

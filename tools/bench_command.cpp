@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -199,13 +200,15 @@ int bench_command(const BenchOptions &options) {
   const bool gpu = target->kind == Target::Kind::Cuda;
   if (gpu && !options.vs.empty())
     return fail("--vs names CPU libraries; on a GPU the peers (cuBLAS, cuDNN) are timed by bench/bench_gpu.py");
+  // Asked before any kernel runs here: the driver is queried in a child process, which CUDA
+  // forbids once this process has initialized it.
+  std::optional<CudaDeviceInfo> device;
   if (gpu) {
-    // Asked before any kernel runs here: the driver is queried in a child process, which CUDA
-    // forbids once this process has initialized it.
-    auto device = query_cuda_device();
-    if (!device.ok())
+    auto found = query_cuda_device();
+    if (!found.ok())
       return fail("`tessel bench --target cuda` times kernels on a CUDA GPU, and none is usable here: " +
-                  device.error().message);
+                  found.error().message);
+    device = found.value();
   }
   BenchRowOptions row_options;
   row_options.threads = threads;
@@ -238,7 +241,7 @@ int bench_command(const BenchOptions &options) {
     gpu_options.min_seconds = options.min_seconds;
     gpu_options.tolerance = kBenchTolerance;
     gpu_options.json = options.json;
-    auto status = bench_tasks_on_gpu(tasks.value(), target.value(), gpu_options);
+    auto status = bench_tasks_on_gpu(tasks.value(), target.value(), *device, gpu_options);
     if (!status.ok()) return fail(status.error().message);
     return status.value();
   }

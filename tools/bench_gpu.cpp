@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "codegen/cuda_device.h"
 #include "graph/model_stats.h"
 #include "tools/json_writer.h"
 #include "tuner/kernel_timing.h"
@@ -31,17 +30,14 @@ int64_t task_flops(const TaskInstance &task) {
 
 }  // namespace
 
-Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const GpuBenchOptions &options) {
-  auto device = query_cuda_device();
-  if (!device.ok())
-    return make_error("`tessel bench --target cuda` times kernels on a CUDA GPU, and none is usable here: " +
-                      device.error().message);
+Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const CudaDeviceInfo &device,
+                               const GpuBenchOptions &options) {
   JsonWriter json;
   json.begin_object();
-  json.key("device").value(device->describe());
+  json.key("device").value(device.describe());
   json.key("target").value(target.to_string());
   json.key("kernels").begin_array();
-  if (!options.json) std::printf("GPU: %s, target %s\n\n", device->describe().c_str(), target.to_string().c_str());
+  if (!options.json) std::printf("GPU: %s, target %s\n\n", device.describe().c_str(), target.to_string().c_str());
   bool wrong = false;
   for (BenchTask &task : tasks) {
     const std::vector<Tensor> inputs = task_inputs(task.task, 7);

@@ -3,6 +3,7 @@
 // machine's GPU, each checked against the task's CPU reference.
 #include <vector>
 
+#include "codegen/cuda_device.h"
 #include "codegen/target.h"
 #include "graph/result.h"
 #include "tools/bench_rows.h"
@@ -17,8 +18,9 @@ struct GpuBenchOptions {
 };
 
 /// Times every task (its `tuned` kernel, when one was picked, and the default GPU schedule)
-/// and prints a table or JSON. 1 when an output differs from the reference or a kernel
-/// fails on the GPU, an Error when there is no usable GPU.
-Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const GpuBenchOptions &options);
+/// on `device` (from query_cuda_device) and prints a table or JSON; 1 when an output
+/// differs from the reference or a kernel fails on the GPU.
+Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const CudaDeviceInfo &device,
+                               const GpuBenchOptions &options);
 
 }  // namespace tessel

@@ -69,7 +69,6 @@ Result<std::unique_ptr<CudaDeviceMemory>> CudaDeviceMemory::create(void *library
   // Temporaries a kernel allocates on the device are kept for the next run, not freed.
   api.reuse_allocations(nullptr, true);
 
-  memory->bytes_ = bytes;
   const int64_t rows = std::max<int64_t>(1, (bytes + kRowBytes - 1) / kRowBytes);
   memory->allocation_dims_[0] = halide_dimension_t(0, static_cast<int32_t>(kRowBytes), 1);
   memory->allocation_dims_[1] = halide_dimension_t(0, static_cast<int32_t>(rows), static_cast<int32_t>(kRowBytes));

@@ -32,7 +32,6 @@ class CudaDeviceMemory {
 
   /// The device address of byte `offset` of the allocation.
   uint64_t address(int64_t offset) const { return base_ + static_cast<uint64_t>(offset); }
-  int64_t bytes() const { return bytes_; }
 
   /// Makes `buffer` (type and dims set, host null) refer to device address `address`.
   Result<void> wrap(halide_buffer_t &buffer, uint64_t address);
@@ -60,7 +59,6 @@ class CudaDeviceMemory {
   halide_buffer_t allocation_{};
   halide_dimension_t allocation_dims_[2] = {};
   uint64_t base_ = 0;
-  int64_t bytes_ = 0;
   std::string (*last_error_)() = nullptr;
 };
 

@@ -8,7 +8,7 @@ GNU time for its peak resident memory. Outputs are checked against ONNX Runtime'
 model's PyTorch expected.npy. Prints markdown (and writes it with --out).
 
 usage: bench/bench_e2e.py --models-dir DIR [--models resnet18,mobilenet_v2,transformer_encoder]
-           [--db tessel.db] [--tessel build/tools/tessel] [--threads 2] [--rounds 5] [--runs 20]
+           [--db tessel.db] [--tessel build/bin/tessel] [--threads 2] [--rounds 5] [--runs 20]
            [--out bench/results/e2e.md] [--work-dir /tmp/tessel_e2e]
 """
 import argparse
@@ -379,11 +379,11 @@ def render(args, header, rows, checks, method):
 def parse_args(argv):
     p = argparse.ArgumentParser(description="End-to-end benchmark of tessel artifacts against ONNX Runtime.")
     p.add_argument("--models-dir", required=True, type=Path,
-                   help="directory with NAME.onnx, NAME.input.npy, NAME.expected.npy (tools/export_models.py)")
+                   help="directory with NAME.onnx, NAME.input.npy, NAME.expected.npy (scripts/export_models.py)")
     p.add_argument("--models", default="resnet18,mobilenet_v2,transformer_encoder",
                    help="comma-separated model names")
     p.add_argument("--db", type=Path, help="tuning database for the tuned artifact (no tuned column without it)")
-    p.add_argument("--tessel", default="build/tools/tessel", help="tessel binary")
+    p.add_argument("--tessel", default="build/bin/tessel", help="tessel binary")
     p.add_argument("--node", default="node", help="Node.js binary for bench/ort/ort_bench.js")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--select-in-graph", type=int, default=0, metavar="K",
@@ -540,7 +540,7 @@ def main(argv):
         f"set, measured with {peak.describe()}; it includes Node.js for ONNX Runtime. Outputs (the first graph "
         f"output) are compared with rel L2 = ||a-b|| / ||b|| in float64: each tessel run against ONNX Runtime's "
         f"output from the same round (worst round shown; over {REL_L2_LIMIT:g} is marked FAIL), and every "
-        f"configuration against the PyTorch `expected.npy` from tools/export_models.py."
+        f"configuration against the PyTorch `expected.npy` from scripts/export_models.py."
     )
     text = render(args, header, rows, checks, method)
     print(text)

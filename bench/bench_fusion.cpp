@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/onnx_import.h"
-#include "runtime/graph_executor.h"
-#include "runtime/model_inputs.h"
-#include "runtime/optimize_graph.h"
+#include "executor/graph_executor.h"
+#include "executor/model_inputs.h"
+#include "executor/optimize_graph.h"
+#include "graph/onnx/onnx_import.h"
 
 using namespace tessel;
 

@@ -17,7 +17,7 @@ PyTorch times with CUDA events after warm-up: the median of --rounds rounds, eac
 Tuning takes long; every stage can run alone (--only), and with --skip-tune the database is
 used as it is (tune in earlier calls, each under a device time limit).
 
-usage: bench/bench_gpu.py [--tessel build/tools/tessel] [--db gpu.db] [--only matmul,conv,resnet18]
+usage: bench/bench_gpu.py [--tessel build/bin/tessel] [--db gpu.db] [--only matmul,conv,resnet18]
            [--trials-matmul 1000] [--trials-conv 300] [--trials-model 2000] [--skip-tune]
            [--models-dir build/models] [--out bench/results/gpu.md] [--work-dir /tmp/tessel_gpu]
 """
@@ -157,7 +157,7 @@ def bench_resnet18(args, torch):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tessel", default="build/tools/tessel")
+    parser.add_argument("--tessel", default="build/bin/tessel")
     parser.add_argument("--db", default="gpu.db")
     parser.add_argument("--only", default="matmul,conv,resnet18")
     parser.add_argument("--trials-matmul", type=int, default=1000)

@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "bench/peers/fma_peak.h"
-#include "bench/peers/halide_adams2019_peer.h"
-#include "bench/peers/kernel_row.h"
-#include "bench/peers/onednn_peer.h"
-#include "bench/peers/openblas_peer.h"
-#include "bench/peers/problems.h"
-#include "bench/peers/process_env.h"
-#include "bench/peers/report.h"
-#include "bench/peers/timing.h"
 #include "bench/tessel_rows.h"
+#include "peers/fma_peak.h"
+#include "peers/halide_adams2019_peer.h"
+#include "peers/kernel_row.h"
+#include "peers/onednn_peer.h"
+#include "peers/openblas_peer.h"
+#include "peers/problems.h"
+#include "peers/process_env.h"
+#include "peers/report.h"
+#include "peers/timing.h"
 
 using namespace tessel::bench;
 

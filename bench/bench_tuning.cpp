@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "graph/fuse.h"
+#include "graph/fusion/fuse.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/schedule_benchmark.h"
 #include "tuner/tune_model.h"

@@ -6,10 +6,10 @@
 #include <optional>
 #include <memory>
 
-#include "graph/fuse.h"
-#include "graph/shape_inference.h"
-#include "runtime/optimize_graph.h"
-#include "schedule/sampler.h"
+#include "executor/optimize_graph.h"
+#include "graph/fusion/fuse.h"
+#include "graph/infer/shape_inference.h"
+#include "search/cpu/sampler.h"
 #include "tuner/measure.h"
 #include "tuner/schedule_benchmark.h"
 #include "tuner/tune_model.h"

@@ -5,8 +5,8 @@
 // checked against its naive reference.
 #include <vector>
 
-#include "bench/peers/kernel_row.h"
-#include "bench/peers/problems.h"
+#include "peers/kernel_row.h"
+#include "peers/problems.h"
 
 namespace tessel::bench {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "codegen/halide_errors.h"
-#include "schedule/node_pipeline_internal.h"
+#include "compute/node_pipeline_internal.h"
 
 namespace tessel {
 

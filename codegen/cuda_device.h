@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "graph/result.h"
-#include "schedule/gpu_target.h"
+#include "base/result.h"
+#include "search/gpu/gpu_target.h"
 
 namespace tessel {
 

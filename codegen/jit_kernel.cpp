@@ -7,10 +7,10 @@
 #include <chrono>
 #include <string>
 
+#include "base/spin_pool.h"
 #include "codegen/halide_errors.h"
-#include "runtime/deploy/spin_pool.h"
-#include "schedule/node_pipeline_internal.h"
-#include "schedule/op_compute.h"
+#include "compute/node_pipeline_internal.h"
+#include "compute/op_compute.h"
 
 namespace tessel {
 

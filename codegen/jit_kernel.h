@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include "base/result.h"
 #include "codegen/target.h"
-#include "graph/result.h"
-#include "graph/tensor.h"
+#include "tensor/tensor.h"
 
 namespace tessel {
 

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "codegen/halide_errors.h"
-#include "schedule/node_pipeline_internal.h"
+#include "compute/node_pipeline_internal.h"
 
 namespace tessel {
 namespace {

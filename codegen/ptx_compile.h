@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
 #include "codegen/target.h"
-#include "graph/result.h"
 
 namespace tessel {
 

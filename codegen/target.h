@@ -2,9 +2,9 @@
 // The machine a kernel is compiled for, as the CLI's --target names it.
 #include <string>
 
-#include "graph/result.h"
-#include "schedule/cpu_target.h"
-#include "schedule/gpu_target.h"
+#include "base/result.h"
+#include "search/cpu/cpu_target.h"
+#include "search/gpu/gpu_target.h"
 
 namespace tessel {
 

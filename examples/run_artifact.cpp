@@ -3,7 +3,7 @@
 //
 //   tessel_run_artifact model.tsl [--threads N] [--repeat N] [--input x.npy]...
 //
-// Each input is read from the next --input .npy file (runtime/npy.h) or, without
+// Each input is read from the next --input .npy file (tensor/npy.h) or, without
 // one, filled with a fixed pattern. Prints every output's name, shape and first values, and
 // the median latency of --repeat runs.
 #include <algorithm>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/deploy/module.h"
-#include "runtime/npy.h"
+#include "deploy/module.h"
+#include "tensor/npy.h"
 
 using namespace tessel;
 

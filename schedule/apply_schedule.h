@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "graph/result.h"
+#include "base/result.h"
 #include "schedule/schedule_ir.h"
 
 namespace tessel {

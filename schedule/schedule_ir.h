@@ -32,7 +32,7 @@
 #include <variant>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 
 namespace tessel {
 

@@ -13,7 +13,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "schedule/sketch.h"
 
 namespace tessel {
 namespace {
@@ -785,7 +784,7 @@ std::vector<int64_t> Replay::region(int f, const Site &site) const {
     if (!site.root) {
       for (const AxisDesc &ca : funcs_[site.func].desc.pure_axes) {
         if (ca.name == a.name) e = std::min(e, extent_inside(site.func, site, a.name));
-        // The block part of a blocked axis (sketch.h, AxisLink) covers its lanes' share.
+        // The block part of a blocked axis (search/cpu/sketch.h, AxisLink) covers its lanes' share.
         if (a.name != block_axis_name(ca.name)) continue;
         for (const AxisDesc &lane : funcs_[f].desc.pure_axes)
           if (lane.name == lane_axis_name(ca.name) && lane.extent > 0)

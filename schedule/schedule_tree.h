@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/result.h"
-#include "schedule/compute_desc.h"
+#include "base/result.h"
+#include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
 
 namespace tessel {

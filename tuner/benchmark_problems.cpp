@@ -5,8 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "graph/shape_inference.h"
-#include "runtime/model_inputs.h"
+#include "executor/model_inputs.h"
+#include "graph/infer/shape_inference.h"
 
 namespace tessel {
 

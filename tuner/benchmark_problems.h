@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
-#include "graph/result.h"
+#include "base/result.h"
+#include "graph/ir/graph.h"
 
 namespace tessel {
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 
 namespace tessel {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "schedule/mutation.h"
-#include "schedule/sampler.h"
 #include "schedule/schedule_tree.h"
+#include "search/cpu/mutation.h"
+#include "search/cpu/sampler.h"
 #include "tuner/features.h"
 
 namespace tessel {

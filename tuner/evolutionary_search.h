@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "schedule/compute_desc.h"
-#include "schedule/schedule_space.h"
+#include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
+#include "search/schedule_space.h"
 #include "tuner/cost_model.h"
 
 namespace tessel {

@@ -90,7 +90,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule/compute_desc.h"
+#include "compute/compute_desc.h"
 #include "schedule/schedule_tree.h"
 
 namespace tessel {

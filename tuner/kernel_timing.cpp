@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "runtime/deploy/spin_pool.h"
+#include "base/spin_pool.h"
 
 namespace tessel {
 

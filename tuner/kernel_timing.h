@@ -3,8 +3,8 @@
 // a minimum run count are reached; the median is what gets reported.
 #include <vector>
 
-#include "graph/result.h"
-#include "tuner/task_instance.h"
+#include "base/result.h"
+#include "task/task_instance.h"
 
 namespace tessel {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/npy.h"
+#include "tensor/npy.h"
 
 namespace tessel {
 

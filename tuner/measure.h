@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "codegen/target.h"
+#include "task/task_instance.h"
 #include "tuner/kernel_timing.h"
-#include "tuner/task_instance.h"
 
 namespace tessel {
 

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <random>
 
-#include "graph/model_stats.h"
-#include "schedule/sampler.h"
+#include "graph/infer/model_stats.h"
+#include "search/cpu/sampler.h"
 
 namespace tessel {
 

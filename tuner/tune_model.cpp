@@ -6,8 +6,8 @@
 #include <memory>
 #include <random>
 
-#include "graph/fuse.h"
-#include "schedule/sampler.h"
+#include "graph/fusion/fuse.h"
+#include "search/cpu/sampler.h"
 #include "tuner/cost_model.h"
 #include "tuner/features.h"
 #include "tuner/schedule_benchmark.h"

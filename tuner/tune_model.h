@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "codegen/target.h"
-#include "graph/graph.h"
+#include "graph/ir/graph.h"
 #include "tuner/evolutionary_search.h"
 #include "tuner/measure.h"
 #include "tuning_db/tuning_database.h"

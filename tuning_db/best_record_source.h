@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 #include "tuning_db/tuning_record.h"
 
 namespace tessel {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 
 namespace tessel {
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "graph/result.h"
+#include "base/result.h"
 #include "tuning_db/best_record_source.h"
 
 namespace tessel {

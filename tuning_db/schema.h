@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "graph/result.h"
+#include "base/result.h"
 
 namespace tessel {
 

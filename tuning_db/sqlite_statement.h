@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 
 namespace tessel {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 #include "tuning_db/best_record_source.h"
 #include "tuning_db/tuning_record.h"
 

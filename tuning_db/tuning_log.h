@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/result.h"
+#include "base/result.h"
 #include "tuning_db/best_record_source.h"
 #include "tuning_db/tuning_log_line.h"
 

@@ -10,7 +10,7 @@
 // Database ids are local to a database and are not written.
 #include <string>
 
-#include "graph/result.h"
+#include "base/result.h"
 #include "tuning_db/tuning_record.h"
 
 namespace tessel {

@@ -3,9 +3,7 @@
 #include <cmath>
 #include <ctime>
 
-#ifndef TESSEL_VERSION
-#define TESSEL_VERSION "unknown"
-#endif
+#include "base/version.h"
 
 namespace tessel {
 

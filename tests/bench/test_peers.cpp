@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "bench/peers/fma_peak.h"
-#include "bench/peers/machine_peak.h"
-#include "bench/peers/memory_bandwidth.h"
-#include "bench/peers/onednn_peer.h"  // kOneDnnMissing
-#include "bench/peers/onednn_task_peer.h"
-#include "bench/peers/openblas_peer.h"  // kOpenBlasMissing
-#include "bench/peers/openblas_task_peer.h"
-#include "bench/peers/peer_problem.h"
+#include "peers/fma_peak.h"
+#include "peers/machine_peak.h"
+#include "peers/memory_bandwidth.h"
+#include "peers/onednn_peer.h"  // kOneDnnMissing
+#include "peers/onednn_task_peer.h"
+#include "peers/openblas_peer.h"  // kOpenBlasMissing
+#include "peers/openblas_task_peer.h"
+#include "peers/peer_problem.h"
 
 using namespace tessel::bench;
 

@@ -65,7 +65,7 @@ expect 0 "tessel \(default schedule\).*-" -- quick_bench matmul 48x40x32 --vs de
 expect 0 "Adams2019 \(same pipeline\)" -- quick_bench softmax 8x64 --vs adams2019
 expect 0 '"rows"' -- quick_bench conv 1,8,10,10,8,3,3,1,1,2 --bias-relu --json --vs default
 expect 0 "Add\+Relu\+Mul" -- quick_bench elementwise 16x16 --vs default
-# With the vendor libraries installed (tools/test.sh installs them) their rows run and match.
+# With the vendor libraries installed (scripts/test.sh installs them) their rows run and match.
 if [ -e /usr/include/oneapi/dnnl/dnnl.hpp ] && [ -e /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ]; then
   expect 0 "OpenBLAS cblas_sgemm +[0-9]" -- quick_bench matmul 48x40x32 --vs onednn,openblas
   out=$(quick_bench depthwise 1,8,12,12,3,3,2 --bias-relu --vs onednn 2>&1)

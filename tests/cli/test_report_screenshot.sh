@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `tessel report` end to end: tune the bundled tiny model briefly, write the report, render it
-# with headless Chromium (tools/report_screenshot.sh) and check the PNG is a real picture:
+# with headless Chromium (scripts/report_screenshot.sh) and check the PNG is a real picture:
 # PNG signature, the requested size in IHDR, many colours, and much bigger than a blank page
 # rendered the same way. Exit 77 (skipped) when Chromium is not installed.
 # usage: test_report_screenshot.sh PATH/TO/tessel SOURCE_DIR
@@ -8,12 +8,12 @@ set -u
 tessel=$1
 src=$2
 model=$src/examples/models/tiny_cnn.onnx
-screenshot=$src/tools/report_screenshot.sh
+screenshot=$src/scripts/report_screenshot.sh
 width=1280
 height=1600
 
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && [ -z "${CHROMIUM:-}" ]; then
-  echo "skipped: chromium is not installed (TESSEL_WITH_BROWSER=1 tools/install_deps.sh)"
+  echo "skipped: chromium is not installed (TESSEL_WITH_BROWSER=1 scripts/install_deps.sh)"
   exit 77
 fi
 tmp=$(mktemp -d)
@@ -57,7 +57,7 @@ blank_size = len(open(blank, "rb").read())
 assert len(data) > 8 * blank_size and len(data) > 40000, f"PNG has {len(data)} bytes, a blank page {blank_size}"
 print(f"ok: {w}x{h} PNG, {len(data)} bytes (blank page: {blank_size})")
 PY
-read -r w h colours content < <(python3 "$src/tools/report/png_tool.py" info "$tmp/report.png") || fail "png_tool.py info"
+read -r w h colours content < <(python3 "$src/scripts/png_tool.py" info "$tmp/report.png") || fail "png_tool.py info"
 [ "$colours" -ge 20 ] || fail "the screenshot has only $colours colours"
 [ "$content" -ge 800 ] || fail "the page content ends at row $content of $h"
 echo "ok: $colours colours, content down to row $content"

@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "graph/onnx_import.h"
+#include "executor/constant_evaluator.h"
+#include "executor/graph_executor.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/onnx/tensor_proto.h"
+#include "graph/passes/pass_manager.h"
 #include "tests/conformance/conformance_data.h"
-#include "graph/pass_manager.h"
-#include "graph/shape_inference.h"
-#include "graph/tensor_proto.h"
-#include "runtime/constant_evaluator.h"
-#include "runtime/graph_executor.h"
 
 using namespace tessel;
 

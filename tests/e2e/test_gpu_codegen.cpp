@@ -12,12 +12,12 @@
 #include <random>
 
 #include "codegen/ptx_compile.h"
-#include "graph/fuse.h"
-#include "graph/onnx_import.h"
-#include "runtime/artifact_compiler.h"
-#include "runtime/optimize_graph.h"
-#include "schedule/gpu_sketch.h"
-#include "tuner/task_instance.h"
+#include "compiler/artifact_compiler.h"
+#include "executor/optimize_graph.h"
+#include "graph/fusion/fuse.h"
+#include "graph/onnx/onnx_import.h"
+#include "search/gpu/gpu_sketch.h"
+#include "task/task_instance.h"
 
 using namespace tessel;
 

@@ -1,4 +1,4 @@
-// Whole models exported from PyTorch (tools/export_models.py) must match PyTorch's outputs.
+// Whole models exported from PyTorch (scripts/export_models.py) must match PyTorch's outputs.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -7,14 +7,14 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "graph/fuse.h"
-#include "graph/onnx_import.h"
-#include "graph/winograd_conv.h"
-#include "runtime/artifact_compiler.h"
-#include "runtime/deploy/module.h"
-#include "runtime/graph_executor.h"
-#include "runtime/npy.h"
-#include "runtime/optimize_graph.h"
+#include "compiler/artifact_compiler.h"
+#include "deploy/module.h"
+#include "executor/graph_executor.h"
+#include "executor/optimize_graph.h"
+#include "graph/fusion/fuse.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/passes/winograd_conv.h"
+#include "tensor/npy.h"
 
 using namespace tessel;
 
@@ -34,7 +34,7 @@ double relative_l2(const Tensor &got, const Tensor &want) {
 std::shared_ptr<GraphExecutor> check_model(const std::string &name, bool optimize, bool fuse = true) {
   const std::string dir = TESSEL_MODELS_DIR;
   const std::string base = dir + "/" + name;
-  if (!std::ifstream(base + ".onnx")) FAIL("missing " << base << ".onnx; run tools/export_models.py " << dir);
+  if (!std::ifstream(base + ".onnx")) FAIL("missing " << base << ".onnx; run scripts/export_models.py " << dir);
   auto graph = load_model(base + ".onnx");
   REQUIRE(graph.ok());
   if (optimize) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
-#include "graph/pass_manager.h"
+#include "graph/ir/graph.h"
+#include "graph/passes/pass_manager.h"
 #include "tests/ops/op_test_util.h"
 
 namespace tessel::testing {

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "graph/block_conv_weights.h"
-#include "graph/model_stats.h"
+#include "graph/infer/model_stats.h"
+#include "graph/passes/block_conv_weights.h"
 #include "tests/graph/graph_builder.h"
 
 using namespace tessel;

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "graph/channels_last_conv.h"
-#include "graph/fuse.h"
+#include "graph/fusion/fuse.h"
+#include "graph/passes/channels_last_conv.h"
 #include "tests/graph/graph_builder.h"
 #include "tests/ops/op_test_util.h"
 

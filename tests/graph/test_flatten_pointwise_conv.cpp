@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <random>
 
-#include "graph/flatten_pointwise_conv.h"
-#include "graph/fuse.h"
-#include "graph/pass_manager.h"
+#include "graph/fusion/fuse.h"
+#include "graph/passes/flatten_pointwise_conv.h"
+#include "graph/passes/pass_manager.h"
 #include "tests/graph/graph_builder.h"
 #include "tests/ops/op_test_util.h"
 

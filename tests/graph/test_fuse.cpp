@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "graph/fuse.h"
-#include "graph/shape_inference.h"
+#include "graph/fusion/fuse.h"
+#include "graph/infer/shape_inference.h"
 
 using namespace tessel;
 

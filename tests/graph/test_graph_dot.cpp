@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "graph/fuse.h"
-#include "graph/graph_dot.h"
-#include "graph/shape_inference.h"
+#include "graph/fusion/fuse.h"
+#include "graph/fusion/graph_dot.h"
+#include "graph/infer/shape_inference.h"
 
 using namespace tessel;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "graph/graph.h"
+#include "graph/ir/graph.h"
 
 using namespace tessel;
 

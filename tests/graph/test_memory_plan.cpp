@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "graph/memory_plan.h"
+#include "graph/fusion/memory_plan.h"
 
 using namespace tessel;
 

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "graph/onnx_import.h"
-#include "graph/shape_inference.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/onnx/onnx_import.h"
 #include "onnx/onnx_pb.h"
 
 using namespace tessel;

@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <random>
 
-#include "graph/fold_constants.h"
-#include "graph/pack_weights.h"
-#include "graph/pass_manager.h"
-#include "runtime/constant_evaluator.h"
-#include "runtime/optimize_graph.h"
+#include "executor/constant_evaluator.h"
+#include "executor/optimize_graph.h"
+#include "graph/passes/fold_constants.h"
+#include "graph/passes/pack_weights.h"
+#include "graph/passes/pass_manager.h"
 #include "tests/graph/graph_builder.h"
 #include "tests/ops/op_test_util.h"
 

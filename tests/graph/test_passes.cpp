@@ -12,16 +12,16 @@
 #include <random>
 #include <sstream>
 
-#include "graph/eliminate_common_subexpressions.h"
-#include "graph/eliminate_dead_code.h"
-#include "graph/fold_batch_norm.h"
-#include "graph/fold_bias.h"
-#include "graph/onnx_import.h"
+#include "executor/constant_evaluator.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/onnx/tensor_proto.h"
+#include "graph/passes/eliminate_common_subexpressions.h"
+#include "graph/passes/eliminate_dead_code.h"
+#include "graph/passes/fold_batch_norm.h"
+#include "graph/passes/fold_bias.h"
+#include "graph/passes/pass_manager.h"
+#include "graph/passes/simplify_algebra.h"
 #include "tests/conformance/conformance_data.h"
-#include "graph/pass_manager.h"
-#include "graph/simplify_algebra.h"
-#include "graph/tensor_proto.h"
-#include "runtime/constant_evaluator.h"
 #include "tests/graph/graph_builder.h"
 #include "tests/ops/op_test_util.h"
 

@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "graph/onnx_import.h"
-#include "graph/shape_inference.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/onnx/onnx_import.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "graph/winograd_conv.h"
+#include "graph/passes/winograd_conv.h"
 #include "tests/graph/graph_builder.h"
 
 using namespace tessel;

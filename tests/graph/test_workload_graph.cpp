@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/fuse.h"
-#include "graph/onnx_import.h"
-#include "graph/shape_inference.h"
-#include "graph/workload_graph.h"
+#include "graph/fusion/fuse.h"
+#include "graph/fusion/workload_graph.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/onnx/onnx_import.h"
 
 using namespace tessel;
 

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "graph/graph.h"
-#include "graph/shape_inference.h"
-#include "runtime/graph_executor.h"
+#include "executor/graph_executor.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/ir/graph.h"
 
 namespace tessel::testing {
 

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "graph/op_registry.h"
-#include "graph/pool_geometry.h"
-#include "graph/shape_inference.h"
+#include "graph/infer/pool_geometry.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/ir/op_registry.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "graph/reduce_axes.h"
+#include "graph/infer/reduce_axes.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;

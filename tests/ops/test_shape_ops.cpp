@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <numeric>
 
-#include "graph/pad_geometry.h"
-#include "graph/slice_geometry.h"
+#include "graph/infer/pad_geometry.h"
+#include "graph/infer/slice_geometry.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "codegen/target.h"
-#include "graph/graph.h"
-#include "runtime/artifact_compiler.h"
-#include "runtime/deploy/module.h"
+#include "compiler/artifact_compiler.h"
+#include "deploy/module.h"
+#include "graph/ir/graph.h"
 
 namespace tessel::testing {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "codegen/cuda_device.h"
-#include "runtime/deploy/module.h"
-#include "runtime/model_inputs.h"
+#include "deploy/module.h"
+#include "executor/model_inputs.h"
 #include "tests/fake_cuda/fake_cuda.h"
 #include "tests/runtime/artifact_test_util.h"
 #include "tests/schedule/task_test_util.h"

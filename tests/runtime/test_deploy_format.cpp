@@ -16,14 +16,14 @@
 #include <fstream>
 #include <thread>
 
-#include "runtime/deploy/artifact_manifest.h"
-#include "runtime/deploy/cpu_features.h"
-#include "runtime/deploy/execution_plan.h"
-#include "runtime/deploy/huge_page_buffer.h"
-#include "runtime/deploy/json_value.h"
-#include "runtime/deploy/module.h"
-#include "runtime/in_graph_selection.h"
-#include "runtime/deploy/spin_pool.h"
+#include "base/spin_pool.h"
+#include "deploy/artifact_manifest.h"
+#include "deploy/cpu_features.h"
+#include "deploy/execution_plan.h"
+#include "deploy/huge_page_buffer.h"
+#include "deploy/json_value.h"
+#include "deploy/module.h"
+#include "tuner/in_graph_selection.h"
 
 using namespace tessel;
 using namespace tessel::deploy;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/graph_executor.h"
-#include "runtime/model_inputs.h"
+#include "executor/graph_executor.h"
+#include "executor/model_inputs.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;

@@ -1,4 +1,4 @@
-// In-graph selection (runtime/in_graph_selection.h): which records a task tries, a trial
+// In-graph selection (tuner/in_graph_selection.h): which records a task tries, a trial
 // artifact whose kernel calls switch between them, and the choice made by running it.
 #include <catch2/catch.hpp>
 
@@ -8,17 +8,17 @@
 #include <filesystem>
 #include <random>
 
-#include "graph/fuse.h"
-#include "runtime/artifact_compiler.h"
-#include "runtime/deploy/module.h"
-#include "runtime/graph_executor.h"
-#include "runtime/in_graph_selection.h"
-#include "runtime/model_inputs.h"
-#include "schedule/sampler.h"
-#include "schedule/source_placement.h"
+#include "compiler/artifact_compiler.h"
+#include "deploy/module.h"
+#include "executor/graph_executor.h"
+#include "executor/model_inputs.h"
+#include "graph/fusion/fuse.h"
+#include "search/cpu/sampler.h"
+#include "search/cpu/source_placement.h"
+#include "task/task_instance.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/schedule/task_test_util.h"
-#include "tuner/task_instance.h"
+#include "tuner/in_graph_selection.h"
 
 namespace fs = std::filesystem;
 using namespace tessel;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/kernel_cache.h"
+#include "executor/kernel_cache.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace tessel;

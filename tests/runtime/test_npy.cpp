@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "runtime/npy.h"
+#include "tensor/npy.h"
 
 using namespace tessel;
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/deploy/spin_pool.h"
+#include "base/spin_pool.h"
 
 using namespace tessel::deploy;
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/fuse.h"
-#include "graph/shape_inference.h"
-#include "runtime/model_inputs.h"
-#include "tuner/task_instance.h"
+#include "executor/model_inputs.h"
+#include "graph/fusion/fuse.h"
+#include "graph/infer/shape_inference.h"
+#include "task/task_instance.h"
 
 namespace tessel::testing {
 

@@ -7,11 +7,11 @@
 #include <filesystem>
 
 #include "codegen/ptx_compile.h"
-#include "graph/fuse.h"
-#include "graph/onnx_import.h"
-#include "graph/shape_inference.h"
-#include "schedule/gpu_sketch.h"
-#include "tuner/task_instance.h"
+#include "graph/fusion/fuse.h"
+#include "graph/infer/shape_inference.h"
+#include "graph/onnx/onnx_import.h"
+#include "search/gpu/gpu_sketch.h"
+#include "task/task_instance.h"
 
 using namespace tessel;
 

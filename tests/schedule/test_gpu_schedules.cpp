@@ -7,9 +7,9 @@
 
 #include "codegen/cuda_device.h"
 #include "codegen/ptx_compile.h"
-#include "schedule/gpu_sketch.h"
+#include "search/gpu/gpu_sketch.h"
+#include "search/schedule_space.h"
 #include "tests/schedule/task_test_util.h"
-#include "schedule/schedule_space.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/cost_model.h"
 #include "tuner/evolutionary_search.h"

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "schedule/schedule_ir.h"
-#include "schedule/schedule_selfcheck.h"
 #include "schedule/schedule_tree.h"
+#include "tests/support/schedule_selfcheck.h"
 
 using namespace tessel;
 

@@ -10,10 +10,10 @@
 #include <random>
 
 #include "codegen/target.h"
-#include "graph/channels_last_conv.h"
-#include "graph/pass_manager.h"
-#include "schedule/mutation.h"
-#include "schedule/sampler.h"
+#include "graph/passes/channels_last_conv.h"
+#include "graph/passes/pass_manager.h"
+#include "search/cpu/mutation.h"
+#include "search/cpu/sampler.h"
 #include "tests/schedule/task_test_util.h"
 
 using namespace tessel;

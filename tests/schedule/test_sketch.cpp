@@ -5,14 +5,14 @@
 #include <map>
 #include <set>
 
-#include "schedule/exact_cover.h"
-#include "schedule/mutation.h"
-#include "schedule/sampler.h"
-#include "schedule/schedule_selfcheck.h"
-#include "schedule/schedule_selfcheck_conv.h"
 #include "schedule/schedule_tree.h"
-#include "schedule/sketch.h"
-#include "schedule/sketch_schedule.h"
+#include "search/cpu/mutation.h"
+#include "search/cpu/sampler.h"
+#include "search/cpu/sketch.h"
+#include "search/cpu/sketch_schedule.h"
+#include "search/exact_cover.h"
+#include "tests/support/schedule_selfcheck.h"
+#include "tests/support/schedule_selfcheck_conv.h"
 
 using namespace tessel;
 

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "graph/block_conv_weights.h"
-#include "graph/pass_manager.h"
-#include "schedule/cpu_target.h"
-#include "schedule/sampler.h"
-#include "schedule/parallel_resplit.h"
+#include "graph/passes/block_conv_weights.h"
+#include "graph/passes/pass_manager.h"
 #include "schedule/schedule_tree.h"
-#include "schedule/source_placement.h"
+#include "search/cpu/cpu_target.h"
+#include "search/cpu/parallel_resplit.h"
+#include "search/cpu/sampler.h"
+#include "search/cpu/source_placement.h"
 #include "tests/schedule/task_test_util.h"
 
 using namespace tessel;

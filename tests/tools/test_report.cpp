@@ -12,11 +12,11 @@
 #include <random>
 
 #include "codegen/target.h"
-#include "schedule/sampler.h"
+#include "report/report_data.h"
+#include "report/report_html.h"
+#include "report/svg_plot.h"
+#include "search/cpu/sampler.h"
 #include "tests/schedule/task_test_util.h"
-#include "tools/report/report_data.h"
-#include "tools/report/report_html.h"
-#include "tools/report/svg_plot.h"
 #include "tuner/features.h"
 #include "tuner/tune_model.h"
 

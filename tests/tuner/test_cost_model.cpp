@@ -12,12 +12,12 @@
 #include <set>
 #include <thread>
 
-#include "graph/fuse.h"
-#include "schedule/sampler.h"
-#include "schedule/schedule_selfcheck.h"
-#include "schedule/schedule_selfcheck_conv.h"
+#include "graph/fusion/fuse.h"
 #include "schedule/schedule_tree.h"
+#include "search/cpu/sampler.h"
 #include "tests/schedule/task_test_util.h"
+#include "tests/support/schedule_selfcheck.h"
+#include "tests/support/schedule_selfcheck_conv.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/cost_model.h"
 #include "tuner/features.h"

@@ -2,8 +2,8 @@
 // error records, and a crashing or hanging worker costs one record.
 #include <catch2/catch.hpp>
 
-#include "graph/fuse.h"
-#include "schedule/sampler.h"
+#include "graph/fusion/fuse.h"
+#include "search/cpu/sampler.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/measure.h"
 

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "runtime/graph_executor.h"
-#include "runtime/model_inputs.h"
+#include "executor/graph_executor.h"
+#include "executor/model_inputs.h"
 #include "tests/schedule/task_test_util.h"
 #include "tuner/tune_model.h"
 

@@ -1,0 +1,316 @@
+// Compute rules for MatMul and Gemm. Both become one tiled matrix product: each tile of
+// the result (a few rows by one or two vectors of columns) accumulates in registers over
+// the whole K, reading a vector of B's row and broadcasting A's elements. The output Func
+// is a pure copy of that product, so the default schedule applies to it unchanged.
+#include <Halide.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "compute/op_compute.h"
+
+namespace tessel {
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::TailStrategy;
+using Halide::Var;
+
+/// Element accessor of one operand: (row, column, batch index in ONNX order) -> value.
+using MatrixRead = std::function<Expr(Expr row, Expr col, const std::vector<Expr> &batch)>;
+
+/// One (batched) product out[b, i, j] = epilogue(sum_k a(i, k, b) * b(k, j, b), i, j, b).
+struct MatmulSpec {
+  std::string name;
+  int64_t m = 0, n = 0, k = 0;
+  Shape batch;  // output batch dims, ONNX order
+  MatrixRead a, b;
+  /// Whether consecutive columns of B (consecutive K of A) are adjacent in memory.
+  bool b_rows_contiguous = true;
+  bool a_rows_contiguous = true;
+  /// Whether B differs between batch elements (then it is never packed).
+  bool b_batched = false;
+  Halide::Type acc_type;
+  std::function<Expr(Expr acc, Expr i, Expr j)> epilogue;
+};
+
+int lanes_for(Halide::Type t) { return std::max(1, 512 / std::max(t.bits(), 8)); }
+
+/// Largest vector width <= natural lanes that fits n (powers of two down to 4), else 1.
+int vector_width_for(int64_t n, int natural) {
+  for (int v = natural; v >= 4; v /= 2)
+    if (n >= v) return v;
+  return 1;
+}
+
+/// Vars of the product in Halide order: (j, i, batch innermost-first), and the batch
+/// index in ONNX order.
+struct ProductVars {
+  Var j{"j"}, i{"i"};
+  std::vector<Var> batch;  // Halide order
+  std::vector<Expr> batch_onnx;
+  std::vector<Var> args;
+  explicit ProductVars(size_t batch_rank) {
+    for (size_t d = 0; d < batch_rank; ++d) batch.emplace_back("b" + std::to_string(d));
+    for (size_t d = batch_rank; d-- > 0;) batch_onnx.push_back(batch[d]);
+    args = {j, i};
+    args.insert(args.end(), batch.begin(), batch.end());
+  }
+};
+
+/// Splits the product's j and i into tiles, orders the tiles (rows innermost: one panel of
+/// B stays in cache across them), and fuses all tile loops into one; returns that var.
+Var tile_product(Func &tiled, const ProductVars &v, const MatmulSpec &s, int64_t col_tile, int64_t row_tile,
+                 TailStrategy col_tail, Var &ji) {
+  Var jo("jo"), io("io"), ii("ii");
+  tiled.compute_root()
+      .split(v.j, jo, ji, static_cast<int>(col_tile), col_tail)
+      .split(v.i, io, ii, static_cast<int>(row_tile), TailStrategy::ShiftInwards);
+  std::vector<Halide::VarOrRVar> order = {ji, ii, io, jo};
+  order.insert(order.end(), v.batch.begin(), v.batch.end());
+  tiled.reorder(order);
+  Var fused("io_jo");
+  tiled.fuse(io, jo, fused);
+  for (const Var &b : v.batch) {
+    Var wider(fused.name() + "_" + b.name());
+    tiled.fuse(fused, b, wider);
+    fused = wider;
+  }
+  const int64_t tiles = ((s.m + row_tile - 1) / row_tile) * ((s.n + col_tile - 1) / col_tile) * shape_numel(s.batch);
+  if (tiles > 1 && s.m * s.n * std::max<int64_t>(s.k, 1) >= 32768) tiled.parallel(fused);
+  return fused;
+}
+
+/// Dot-product form for a few rows against a B whose columns are contiguous along K (Gemm
+/// with transB, or a matrix-vector product): vector partial sums along K, then one
+/// horizontal sum per output element.
+Func dot_matmul(const MatmulSpec &s, int lanes) {
+  ProductVars v(s.batch.size());
+  const int64_t chunks = s.k / lanes;
+  Var l("l");
+  std::vector<Var> partial_args = {l};
+  partial_args.insert(partial_args.end(), v.args.begin(), v.args.end());
+  Func partial(s.name + "_partial");
+  partial(partial_args) = Halide::Internal::make_zero(s.acc_type);
+  RDom rk(Halide::Region{{0, static_cast<int>(chunks)}}, s.name + "_k");
+  Expr k = rk.x * lanes + l;
+  partial(partial_args) +=
+      Halide::cast(s.acc_type, s.a(v.i, k, v.batch_onnx)) * Halide::cast(s.acc_type, s.b(k, v.j, v.batch_onnx));
+
+  std::vector<Expr> lane_args(v.args.begin(), v.args.end());
+  lane_args.insert(lane_args.begin(), Expr(0));
+  Expr sum;
+  for (int lane = 0; lane < lanes; ++lane) {
+    lane_args[0] = lane;
+    Expr term = partial(lane_args);
+    sum = lane == 0 ? term : sum + term;
+  }
+  for (int64_t t = chunks * lanes; t < s.k; ++t) {
+    Expr kk = static_cast<int>(t);
+    sum = sum +
+          Halide::cast(s.acc_type, s.a(v.i, kk, v.batch_onnx)) * Halide::cast(s.acc_type, s.b(kk, v.j, v.batch_onnx));
+  }
+  Func tiled(s.name + "_tiled");
+  tiled(v.args) = s.epilogue(sum, v.i, v.j);
+
+  const int64_t col_tile = std::min<int64_t>(s.n, 4), row_tile = std::min<int64_t>(s.m, 2);
+  Var ji("ji");
+  Var fused = tile_product(tiled, v, s, col_tile, row_tile, TailStrategy::ShiftInwards, ji);
+  partial.compute_at(tiled, fused).vectorize(l).unroll(v.j).unroll(v.i);
+  partial.update().reorder(l, v.j, v.i, rk.x).vectorize(l).unroll(v.j).unroll(v.i);
+  return tiled;
+}
+
+/// The product as a Func over (j, i, batch innermost-first), computed at root with a tiled
+/// schedule: each tile (rows x one or two vectors of columns) accumulates in registers over
+/// all of K, broadcasting A and reading vectors of B. B is first packed into panels of
+/// tile width (contiguous along K) when it is shared by all batches and the product is big
+/// enough to pay for it; the tiles then align with the panels. Otherwise tiles use
+/// ShiftInwards, so every tile lies inside the output; either way the register tile has
+/// constant extents and is fully unrolled.
+Func tiled_matmul(const MatmulSpec &s) {
+  const int natural = lanes_for(s.acc_type);
+  const bool dot_friendly = !s.b_rows_contiguous || s.n < 4;
+  if (dot_friendly && s.a_rows_contiguous && s.k >= natural && (s.m < 8 || s.n < 4)) return dot_matmul(s, natural);
+
+  ProductVars v(s.batch.size());
+  const Var &j = v.j, &i = v.i;
+  const int vec = vector_width_for(s.n, natural);
+  const int64_t vectors = vec == 1 ? 1 : std::min<int64_t>(2, s.n / vec);
+  const int64_t col_tile = vec == 1 ? s.n : vec * vectors;
+  const int64_t row_tile = std::min<int64_t>(s.m, vectors >= 2 ? 8 : 12);
+  const bool pack = vec > 1 && s.k >= 16 && !s.b_batched && (s.m >= 2 * row_tile || !s.b_rows_contiguous);
+
+  MatrixRead b_read = s.b;
+  if (pack) {
+    // panel(jj, k, p) holds column p * col_tile + jj of B; columns past N repeat the last.
+    Func panel(s.name + "_b_panels");
+    Var jj("jj"), pk("pk"), p("p");
+    const int width = static_cast<int>(col_tile);
+    panel(jj, pk, p) = s.b(pk, Halide::min(p * width + jj, static_cast<int>(s.n - 1)), {});
+    panel.compute_root().vectorize(jj, vec);
+    if (!s.b_rows_contiguous) {
+      Var pko("pko"), pki("pki");
+      panel.split(pk, pko, pki, 4, TailStrategy::GuardWithIf).reorder(jj, pki, pko, p).unroll(pki);
+    }
+    if (s.k * s.n >= 65536) panel.parallel(p);
+    b_read = [panel, width](Expr row, Expr col, const std::vector<Expr> &) {
+      return panel(col % width, row, col / width);
+    };
+  }
+
+  Func acc(s.name + "_acc");
+  acc(v.args) = Halide::Internal::make_zero(s.acc_type);
+  std::optional<RDom> rk;  // K == 0 leaves the sum empty (an RDom needs extent >= 1)
+  if (s.k > 0) {
+    rk = RDom(Halide::Region{{0, static_cast<int>(s.k)}}, s.name + "_k");
+    acc(v.args) +=
+        Halide::cast(s.acc_type, s.a(i, *rk, v.batch_onnx)) * Halide::cast(s.acc_type, b_read(*rk, j, v.batch_onnx));
+  }
+
+  Func tiled(s.name + "_tiled");
+  // Aligned tiles may run past N (RoundUp); the epilogue then reads C at a clamped column.
+  tiled(v.args) = s.epilogue(acc(v.args), i, pack ? Halide::min(j, static_cast<int>(s.n - 1)) : Expr(j));
+  Var ji("ji");
+  Var fused =
+      tile_product(tiled, v, s, col_tile, row_tile, pack ? TailStrategy::RoundUp : TailStrategy::ShiftInwards, ji);
+  if (vec > 1) tiled.vectorize(ji, vec);
+
+  acc.compute_at(tiled, fused);
+  if (vec > 1) acc.vectorize(j, vec);
+  acc.unroll(i);
+  if (rk) {
+    Halide::Stage update = acc.update();
+    Var jv("jv"), jvo("jvo");
+    if (vec > 1) {
+      update.split(j, jvo, jv, vec, TailStrategy::RoundUp).reorder(jv, jvo, i, rk->x).vectorize(jv).unroll(jvo);
+    } else {
+      update.reorder(j, i, rk->x);
+      if (col_tile <= 8) update.unroll(j);
+    }
+    update.unroll(i);
+  }
+  return tiled;
+}
+
+/// Element of a MatMul operand with numpy batch broadcasting; 1-D operands have no batch.
+Expr matmul_operand(const TensorFunc &t, Expr row, Expr col, const std::vector<Expr> &out_batch, bool is_a) {
+  if (t.rank() == 1) return t.at({is_a ? col : row});
+  std::vector<Expr> index;
+  const size_t own_batch = t.shape.size() - 2;
+  for (size_t d = 0; d < own_batch; ++d) {
+    // Size-1 dims broadcast (and need no batch index: packed operands pass none).
+    index.push_back(t.shape[d] == 1 ? Expr(0) : out_batch[out_batch.size() - own_batch + d]);
+  }
+  index.push_back(row);
+  index.push_back(col);
+  return t.at(index);
+}
+
+Halide::Type accumulator_type(DType dtype) {
+  if (dtype_is_float(dtype)) return math_type(dtype);
+  return halide_type(dtype);
+}
+
+/// The tunable form of a product: acc over the output's own axes (make_vars) summed over K,
+/// exposed to the schedule, and the output applying the epilogue; no schedule here.
+TensorFunc plain_product(const ComputeContext &ctx, const MatmulSpec &s) {
+  const TensorType &out = ctx.output_type(0);
+  const size_t rank = out.shape.size();
+  std::vector<Var> vars = make_vars(rank);
+  std::vector<Var> halide_order(vars.rbegin(), vars.rend());
+  Expr i = vars[rank - 2], j = vars[rank - 1];
+  std::vector<Expr> batch(vars.begin(), vars.end() - 2);
+  Func acc(s.name + "_acc");
+  acc(halide_order) = Halide::Internal::make_zero(s.acc_type);
+  if (s.k > 0) {
+    RDom rk(Halide::Region{{0, static_cast<int>(s.k)}}, s.name + "_k");
+    acc(halide_order) += Halide::cast(s.acc_type, s.a(i, rk, batch)) * Halide::cast(s.acc_type, s.b(rk, j, batch));
+    ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
+  }
+  return define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+    return s.epilogue(acc(std::vector<Expr>(index.rbegin(), index.rend())), index[rank - 2], index[rank - 1]);
+  });
+}
+
+std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
+  const TensorFunc &a = ctx.input(0), &b = ctx.input(1);
+  const TensorType &out = ctx.output_type(0);
+  MatmulSpec s;
+  s.name = halide_name(ctx.node.name.empty() ? "matmul" : ctx.node.name);
+  s.m = a.rank() == 1 ? 1 : a.shape[a.rank() - 2];
+  s.k = a.shape.back();
+  s.n = b.rank() == 1 ? 1 : b.shape.back();
+  // Output batch dims: everything but the trailing matrix dims that survive.
+  const size_t kept_matrix_dims = (a.rank() != 1) + (b.rank() != 1);
+  s.batch.assign(out.shape.begin(), out.shape.end() - kept_matrix_dims);
+  s.a = [a](Expr row, Expr col, const std::vector<Expr> &batch) { return matmul_operand(a, row, col, batch, true); };
+  s.b = [b](Expr row, Expr col, const std::vector<Expr> &batch) { return matmul_operand(b, row, col, batch, false); };
+  s.acc_type = accumulator_type(out.dtype);
+  s.epilogue = [](Expr acc, Expr, Expr) { return acc; };
+  s.b_batched = b.rank() > 2 && shape_numel(Shape(b.shape.begin(), b.shape.end() - 2)) > 1;
+  if (ctx.plain && a.rank() >= 2 && b.rank() >= 2) return {plain_product(ctx, s)};
+  Func product = tiled_matmul(s);
+
+  const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
+  const size_t batch_rank = s.batch.size();
+  return {define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+    // Halide order of the product: (j, i, batch innermost-first).
+    Expr i = a_vector ? Expr(0) : index[batch_rank];
+    Expr j = b_vector ? Expr(0) : index.back();
+    std::vector<Expr> args = {j, i};
+    for (size_t d = batch_rank; d-- > 0;) args.push_back(index[d]);
+    return product(args);
+  })};
+}
+
+std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
+  const TensorFunc &a = ctx.input(0), &b = ctx.input(1);
+  const TensorType &out = ctx.output_type(0);
+  const bool trans_a = ctx.attrs().get_int("transA", 0) != 0, trans_b = ctx.attrs().get_int("transB", 0) != 0;
+  const float alpha = ctx.attrs().get_float("alpha", 1.0f), beta = ctx.attrs().get_float("beta", 1.0f);
+  MatmulSpec s;
+  s.name = halide_name(ctx.node.name.empty() ? "gemm" : ctx.node.name);
+  s.m = out.shape[0];
+  s.n = out.shape[1];
+  s.k = trans_a ? a.shape[0] : a.shape[1];
+  s.a = [a, trans_a](Expr row, Expr col, const std::vector<Expr> &) {
+    return trans_a ? a.at({col, row}) : a.at({row, col});
+  };
+  s.b = [b, trans_b](Expr row, Expr col, const std::vector<Expr> &) {
+    return trans_b ? b.at({col, row}) : b.at({row, col});
+  };
+  s.b_rows_contiguous = !trans_b || s.n == 1;
+  s.a_rows_contiguous = !trans_a || s.m == 1;
+  s.acc_type = accumulator_type(out.dtype);
+  const bool has_c = ctx.has_input(2) && beta != 0.0f;
+  TensorFunc c = has_c ? ctx.input(2) : TensorFunc{};
+  Halide::Type t = s.acc_type;
+  // Scales by alpha and beta in the accumulator type for floats; integer products scale
+  // in double and convert back, so a fractional alpha is not truncated to 0 first.
+  auto scale = [t](Expr e, float factor) {
+    if (factor == 1.0f) return e;
+    if (t.is_float()) return e * Halide::cast(t, factor);
+    return Halide::cast(t, Halide::cast(Halide::Float(64), e) * Expr(static_cast<double>(factor)));
+  };
+  s.epilogue = [=](Expr acc, Expr i, Expr j) {
+    Expr result = scale(acc, alpha);
+    if (has_c) result = result + scale(Halide::cast(t, broadcast_read(c, {i, j})), beta);
+    return result;
+  };
+  if (ctx.plain) return {plain_product(ctx, s)};
+  Func product = tiled_matmul(s);
+  return {define_tensor(
+      s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) { return product(index[1], index[0]); })};
+}
+
+}  // namespace
+
+void register_nn_compute(ComputeRegistry &r) {
+  r.add("MatMul", matmul_rule);
+  r.add("Gemm", gemm_rule);
+}
+
+}  // namespace tessel

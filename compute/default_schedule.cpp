@@ -1,0 +1,34 @@
+#include <Halide.h>
+
+#include "compute/default_schedule.h"
+
+namespace tessel {
+
+void apply_default_schedule(TensorFunc &output) {
+  const int rank = output.rank();
+  if (rank == 0) return;
+  Halide::Func &f = output.func;
+  std::vector<Halide::Var> vars = f.args();  // Halide order: innermost first
+  const int64_t inner_extent = output.shape.back();
+  const int vector_width = output.dtype == DType::Float64 || output.dtype == DType::Int64 ? 8 : 16;
+  if (inner_extent >= vector_width) f.vectorize(vars[0], vector_width, Halide::TailStrategy::GuardWithIf);
+
+  const int64_t numel = shape_numel(output.shape);
+  if (numel < 16384 || rank < 2) return;
+  // Fuse outer loops into one so there is enough parallelism even when N == 1, but no more
+  // than that: every iteration of a parallel loop is claimed by an atomic operation, and a
+  // [1, 36, 64, 14, 14] tensor fused down to its rows made 32256 claims of 14 elements
+  // (1.38 ms against 0.11 ms parallel over its 36 outer slices).
+  constexpr int64_t kEnoughParallelIterations = 64;
+  Halide::Var fused = vars[rank - 1];
+  int64_t iterations = output.shape[0];
+  for (int d = rank - 2; d >= 1 && iterations < kEnoughParallelIterations; --d) {
+    Halide::Var next(fused.name() + "_" + vars[d].name());
+    f.fuse(vars[d], fused, next);
+    fused = next;
+    iterations *= output.shape[rank - 1 - d];
+  }
+  f.parallel(fused);
+}
+
+}  // namespace tessel

@@ -1,0 +1,69 @@
+#pragma once
+// The execution plan of an artifact (plan.txt, see ARTIFACT.md): the tensors a compiled model
+// touches, where their bytes live, and the kernel calls and copies to run in order. Written
+// by `tessel compile`, read by the deploy runtime.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/result.h"
+#include "tensor/dtype.h"
+
+namespace tessel::deploy {
+
+enum class Location { Input, Output, Weight, Arena, View };
+
+struct PlanTensor {
+  int id = 0;
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;  // ONNX order, dense
+  Location location = Location::Arena;
+  int64_t argument = 0;  // input/output position, byte offset (weight, arena) or viewed tensor id
+};
+
+struct KernelStep {
+  std::string symbol;     // calls <symbol>_argv
+  std::vector<int> args;  // tensor ids: inputs, then outputs
+};
+
+struct CopyStep {
+  int source = 0;
+  int destination = 0;
+};
+
+using PlanStep = std::variant<KernelStep, CopyStep>;
+
+struct ExecutionPlan {
+  std::vector<PlanTensor> tensors;
+  std::vector<int> inputs;   // tensor id per graph input position
+  std::vector<int> outputs;  // tensor id per graph output position
+  std::vector<PlanStep> steps;
+};
+
+bool operator==(const PlanTensor &a, const PlanTensor &b);
+bool operator==(const KernelStep &a, const KernelStep &b);
+bool operator==(const CopyStep &a, const CopyStep &b);
+bool operator==(const ExecutionPlan &a, const ExecutionPlan &b);
+
+/// plan.txt text of `plan` (ARTIFACT.md's grammar).
+std::string to_text(const ExecutionPlan &plan);
+
+/// Parses and checks plan.txt: grammar, unique ids, every referenced id declared, input and
+/// output positions complete and matching the tensors' locations, views acyclic with equal
+/// dtype and element count, copies between equal sizes. Errors name the line.
+Result<ExecutionPlan> parse_plan(const std::string &text);
+
+/// Percent-encoding of names as ARTIFACT.md says, and its inverse (error on a bad escape).
+std::string encode_plan_name(const std::string &name);
+Result<std::string> decode_plan_name(const std::string &text);
+
+/// The dtypes ARTIFACT.md allows (plan.txt and manifest.json), by name; nullopt otherwise.
+std::optional<DType> parse_artifact_dtype(const std::string &name);
+/// Element count times element size of a tensor of this dtype and shape; nullopt if a
+/// dimension is negative or the product overflows int64.
+std::optional<int64_t> artifact_tensor_bytes(DType dtype, const std::vector<int64_t> &shape);
+
+}  // namespace tessel::deploy

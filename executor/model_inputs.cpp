@@ -1,0 +1,54 @@
+#include "executor/model_inputs.h"
+
+namespace tessel {
+
+Result<std::vector<Tensor>> bind_inputs(const Graph &graph, const std::vector<std::pair<std::string, Tensor>> &given) {
+  std::vector<Tensor> bound(graph.inputs.size());
+  std::vector<bool> set(graph.inputs.size(), false);
+  size_t next_positional = 0;
+  auto names = [&] {
+    std::string list;
+    for (int t : graph.inputs) list += (list.empty() ? "" : ", ") + graph.tensors[t].name;
+    return list;
+  };
+  for (const auto &[name, tensor] : given) {
+    size_t slot = graph.inputs.size();
+    if (name.empty()) {
+      while (next_positional < graph.inputs.size() && set[next_positional]) ++next_positional;
+      slot = next_positional;
+      if (slot >= graph.inputs.size())
+        return make_error("too many inputs: the model takes " + std::to_string(graph.inputs.size()) + " (" + names() + ")");
+    } else {
+      for (size_t i = 0; i < graph.inputs.size(); ++i)
+        if (graph.tensors[graph.inputs[i]].name == name) slot = i;
+      if (slot == graph.inputs.size()) return make_error("the model has no input named '" + name + "' (inputs: " + names() + ")");
+    }
+    if (set[slot]) return make_error("input '" + graph.tensors[graph.inputs[slot]].name + "' is given twice");
+    bound[slot] = tensor;
+    set[slot] = true;
+  }
+  for (size_t i = 0; i < set.size(); ++i)
+    if (!set[i]) return make_error("missing input '" + graph.tensors[graph.inputs[i]].name + "' (" +
+                                   graph.tensors[graph.inputs[i]].type.to_string() + ")");
+  return bound;
+}
+
+Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std::vector<std::string> *notes) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    TensorType type = graph.tensors[graph.inputs[i]].type;
+    const std::string &name = graph.tensors[graph.inputs[i]].name;
+    if (!dtype_is_supported(type.dtype))
+      return make_error("input '" + name + "' has type " + dtype_name(type.dtype) + "; give it with --input");
+    if (!type.rank_known) return make_error("input '" + name + "' has no declared shape; give it with --input");
+    for (int64_t &d : type.shape)
+      if (d == kUnknownDim) {
+        d = 1;
+        if (notes) notes->push_back("input '" + name + "': unknown dimension set to 1");
+      }
+    inputs.push_back(random_tensor(type, seed + i));
+  }
+  return inputs;
+}
+
+}  // namespace tessel

@@ -1,0 +1,45 @@
+// Inference for Einsum.
+#include <algorithm>
+#include <map>
+
+#include "base/result.h"
+#include "graph/infer/einsum.h"
+#include "graph/ir/op_registry.h"
+
+namespace tessel {
+
+namespace {
+
+std::vector<TensorType> infer_einsum(const InferenceContext &ctx) {
+  const std::string equation = ctx.attrs().get_string("equation", "");
+  if (equation.empty()) ctx.fail("attribute 'equation' is missing");
+  std::vector<Shape> shapes;
+  DType dtype = DType::Undefined;
+  for (size_t i = 0; i < ctx.input_types.size(); ++i) {
+    ctx.rank(i);  // unknown rank: nothing to infer yet
+    if (i == 0) dtype = ctx.input(0).dtype;
+    else if (ctx.input(i).dtype != dtype)
+      ctx.fail("inputs have different types " + dtype_name(dtype) + " and " + dtype_name(ctx.input(i).dtype));
+    shapes.push_back(ctx.input(i).shape);
+  }
+  if (shapes.empty()) ctx.fail("needs at least one input");
+  if (!dtype_is_float(dtype) && !dtype_is_integer(dtype)) ctx.fail("unsupported input type " + dtype_name(dtype));
+  std::vector<int64_t> extents;
+  std::vector<std::vector<int>> labels;
+  try {
+    labels = parse_einsum_equation(equation, shapes, extents);
+  } catch (const TesselException &e) {
+    ctx.fail(e.what());
+  }
+  Shape out;
+  for (int label : labels.back()) out.push_back(extents[label]);
+  return {make_type(dtype, out)};
+}
+
+}  // namespace
+
+void register_misc_ops(OpRegistry &r) {
+  r.add({"Einsum", infer_einsum, {}, OpPattern::Opaque});
+}
+
+}  // namespace tessel

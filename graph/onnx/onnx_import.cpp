@@ -1,0 +1,192 @@
+#include "graph/onnx/onnx_import.h"
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "graph/infer/shape_inference.h"
+#include "graph/onnx/tensor_proto.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+
+namespace tessel {
+namespace {
+
+/// Converts one GraphProto; nested graphs recurse through the same importer.
+class GraphImporter {
+ public:
+  GraphImporter(std::string base_dir, int64_t opset) : base_dir_(std::move(base_dir)), opset_(opset) {}
+
+  Graph import(const onnx::GraphProto &proto) {
+    Graph graph;
+    graph.name = proto.name();
+    graph.opset = opset_;
+    std::unordered_map<std::string, int> ids;
+    auto tensor_id = [&](const std::string &name) {
+      auto it = ids.find(name);
+      if (it != ids.end()) return it->second;
+      int id = graph.add_tensor(TensorInfo{name, TensorType{}, std::nullopt});
+      ids[name] = id;
+      return id;
+    };
+
+    for (const auto &init : proto.initializer()) {
+      auto t = tensor_from_proto(init, base_dir_);
+      if (!t.ok()) throw TesselException("initializer: " + t.error().message);
+      int id = tensor_id(init.name());
+      graph.tensors[id].type = t->type();
+      graph.tensors[id].constant = std::move(t.value());
+    }
+    if (proto.sparse_initializer_size() > 0)
+      throw TesselException("sparse initializers are not supported");
+    for (const auto &input : proto.input()) {
+      int id = tensor_id(input.name());
+      if (graph.tensors[id].constant) continue;  // an initializer listed as input
+      graph.tensors[id].type = value_info_type(input);
+      graph.inputs.push_back(id);
+    }
+    for (const auto &node_proto : proto.node()) {
+      Node node;
+      node.op_type = node_proto.op_type();
+      node.name = node_proto.name();
+      node.domain = node_proto.domain() == "ai.onnx" ? "" : node_proto.domain();
+      for (const auto &attr : node_proto.attribute()) {
+        if (!attr.ref_attr_name().empty())
+          throw TesselException("node '" + node.name + "': attribute references are not supported");
+        node.attributes.set(attr.name(), attribute_value(attr, node));
+      }
+      std::vector<int> ins, outs;
+      for (const auto &name : node_proto.input()) ins.push_back(name.empty() ? kNoTensor : tensor_id(name));
+      for (const auto &name : node_proto.output()) outs.push_back(name.empty() ? kNoTensor : tensor_id(name));
+      if (node.name.empty())
+        node.name = node.op_type + "_" + std::to_string(graph.nodes.size());
+      graph.add_node(std::move(node), std::move(ins), std::move(outs));
+    }
+    for (const auto &output : proto.output()) {
+      int id = tensor_id(output.name());
+      TensorType declared = value_info_type(output);
+      if (graph.tensors[id].type.dtype == DType::Undefined) graph.tensors[id].type = declared;
+      graph.outputs.push_back(id);
+    }
+    for (const auto &vi : proto.value_info()) {
+      auto it = ids.find(vi.name());
+      if (it != ids.end() && graph.tensors[it->second].type.dtype == DType::Undefined &&
+          vi.type().has_tensor_type())
+        graph.tensors[it->second].type = value_info_type(vi);
+    }
+    return graph;
+  }
+
+ private:
+  TensorType value_info_type(const onnx::ValueInfoProto &vi) {
+    // A value with no type at all (allowed inside bodies) is simply not known yet.
+    if (vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return TensorType{DType::Undefined, {}, false};
+    if (!vi.type().has_tensor_type())
+      throw TesselException("value '" + vi.name() +
+                            "' is not a tensor (sequence, map and optional values are not supported)");
+    const auto &tt = vi.type().tensor_type();
+    TensorType type;
+    type.dtype = dtype_from_onnx(tt.elem_type());
+    if (!tt.has_shape()) {
+      type.rank_known = false;
+      return type;
+    }
+    for (const auto &dim : tt.shape().dim())
+      type.shape.push_back(dim.has_dim_value() ? dim.dim_value() : kUnknownDim);
+    return type;
+  }
+
+  AttributeValue attribute_value(const onnx::AttributeProto &attr, const Node &node) {
+    using A = onnx::AttributeProto;
+    auto tensor = [&](const onnx::TensorProto &tp) {
+      auto t = tensor_from_proto(tp, base_dir_);
+      if (!t.ok())
+        throw TesselException("node '" + node.name + "' attribute '" + attr.name() + "': " +
+                              t.error().message);
+      return t.value();
+    };
+    switch (attr.type()) {
+      case A::INT: return static_cast<int64_t>(attr.i());
+      case A::FLOAT: return attr.f();
+      case A::STRING: return attr.s();
+      case A::TENSOR: return tensor(attr.t());
+      case A::GRAPH: return std::make_shared<const Graph>(GraphImporter(base_dir_, opset_).import(attr.g()));
+      case A::INTS: return std::vector<int64_t>(attr.ints().begin(), attr.ints().end());
+      case A::FLOATS: return std::vector<float>(attr.floats().begin(), attr.floats().end());
+      case A::STRINGS: return std::vector<std::string>(attr.strings().begin(), attr.strings().end());
+      case A::TENSORS: {
+        std::vector<Tensor> ts;
+        for (const auto &tp : attr.tensors()) ts.push_back(tensor(tp));
+        return ts;
+      }
+      case A::GRAPHS: {
+        std::vector<std::shared_ptr<const Graph>> gs;
+        for (const auto &g : attr.graphs())
+          gs.push_back(std::make_shared<const Graph>(GraphImporter(base_dir_, opset_).import(g)));
+        return gs;
+      }
+      default:
+        throw TesselException("node '" + node.name + "' attribute '" + attr.name() +
+                              "' has an unsupported kind (" + std::to_string(attr.type()) + ")");
+    }
+  }
+
+  std::string base_dir_;
+  int64_t opset_;
+};
+
+std::string folder_of(const std::string &path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &base_dir,
+                                bool run_checker) {
+  onnx::ModelProto model;
+  if (bytes.empty()) return make_error("the file is empty");
+  if (!model.ParseFromString(bytes))
+    return make_error("not a valid ONNX model (the protobuf is truncated or corrupt)");
+  if (!model.has_graph()) return make_error("not a valid ONNX model (it has no graph)");
+  if (run_checker) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception &e) {
+      std::string msg = e.what();
+      // The checker appends a multi-line dump of the offending proto; keep the first line.
+      auto nl = msg.find('\n');
+      return make_error("the ONNX checker rejects the model: " + msg.substr(0, nl));
+    }
+  }
+  int64_t opset = 0;
+  for (const auto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
+  try {
+    Graph graph = GraphImporter(base_dir, opset).import(model.graph());
+    graph.topological_order();  // reject cycles now, with the node's name
+    return graph;
+  } catch (const std::exception &e) {
+    return make_error(e.what());
+  }
+}
+
+Result<Graph> import_onnx_file(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(path + ": cannot open file");
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  auto graph = import_onnx_bytes(buffer.str(), folder_of(path));
+  if (!graph.ok()) return make_error(path + ": " + graph.error().message);
+  return graph;
+}
+
+Result<Graph> load_model(const std::string &path) {
+  auto graph = import_onnx_file(path);
+  if (!graph.ok()) return graph.error();
+  auto inferred = infer_shapes(std::move(graph.value()));
+  if (!inferred.ok()) return make_error(path + ": " + inferred.error().message);
+  return inferred;
+}
+
+}  // namespace tessel

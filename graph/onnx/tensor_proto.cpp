@@ -1,0 +1,120 @@
+#include "graph/onnx/tensor_proto.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "onnx/onnx_pb.h"
+
+namespace tessel {
+
+static Result<std::string> read_external_data(const onnx::TensorProto &proto,
+                                              const std::string &base_dir, size_t expected) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : proto.external_data()) {
+    if (entry.key() == "location") location = entry.value();
+    else if (entry.key() == "offset") offset = std::stoll(entry.value());
+    else if (entry.key() == "length") length = std::stoll(entry.value());
+  }
+  if (location.empty() || location.find("..") != std::string::npos || location[0] == '/')
+    return make_error("tensor '" + proto.name() + "': external data location '" + location +
+                      "' must be a relative path inside the model's folder");
+  const std::string path = base_dir.empty() ? location : base_dir + "/" + location;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error("tensor '" + proto.name() + "': cannot open external data file " + path);
+  if (length < 0) length = static_cast<int64_t>(expected);
+  std::string bytes(static_cast<size_t>(length), '\0');
+  file.seekg(offset);
+  file.read(bytes.data(), length);
+  if (file.gcount() != length)
+    return make_error("tensor '" + proto.name() + "': external data file " + path +
+                      " is shorter than offset+length");
+  return bytes;
+}
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::string &base_dir) {
+  const DType dtype = dtype_from_onnx(proto.data_type());
+  const std::string label = "tensor '" + proto.name() + "'";
+  if (!dtype_is_supported(dtype))
+    return make_error(label + " has unsupported data type " + dtype_name(dtype) + " (code " +
+                      std::to_string(proto.data_type()) + ")");
+  if (proto.has_segment()) return make_error(label + ": segmented tensors are not supported");
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) return make_error(label + " has a negative dimension");
+  Tensor tensor(dtype, shape);
+  const int64_t n = tensor.numel();
+  const size_t bytes = tensor.bytes();
+
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto data = read_external_data(proto, base_dir, bytes);
+    if (!data.ok()) return data.error();
+    if (data->size() != bytes)
+      return make_error(label + ": external data holds " + std::to_string(data->size()) +
+                        " bytes, expected " + std::to_string(bytes));
+    std::memcpy(tensor.data(), data->data(), bytes);
+    return tensor;
+  }
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != bytes)
+      return make_error(label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
+                        " bytes, expected " + std::to_string(bytes) + " for " +
+                        tensor.type().to_string());
+    std::memcpy(tensor.data(), proto.raw_data().data(), bytes);
+    return tensor;
+  }
+  auto count_error = [&](int64_t got) {
+    return make_error(label + " has " + std::to_string(got) + " values, expected " +
+                      std::to_string(n) + " for shape " + shape_to_string(shape));
+  };
+  switch (dtype) {
+    case DType::Float32:
+      if (proto.float_data_size() != n) return count_error(proto.float_data_size());
+      std::memcpy(tensor.data(), proto.float_data().data(), bytes);
+      break;
+    case DType::Float64:
+      if (proto.double_data_size() != n) return count_error(proto.double_data_size());
+      std::memcpy(tensor.data(), proto.double_data().data(), bytes);
+      break;
+    case DType::Int64:
+      if (proto.int64_data_size() != n) return count_error(proto.int64_data_size());
+      std::memcpy(tensor.data(), proto.int64_data().data(), bytes);
+      break;
+    case DType::UInt32:
+    case DType::UInt64:
+      if (proto.uint64_data_size() != n) return count_error(proto.uint64_data_size());
+      for (int64_t i = 0; i < n; ++i) {
+        if (dtype == DType::UInt32) tensor.data_as<uint32_t>()[i] = static_cast<uint32_t>(proto.uint64_data(i));
+        else tensor.data_as<uint64_t>()[i] = proto.uint64_data(i);
+      }
+      break;
+    case DType::Float16:
+      // Stored as the raw 16-bit patterns in int32_data.
+      if (proto.int32_data_size() != n) return count_error(proto.int32_data_size());
+      for (int64_t i = 0; i < n; ++i)
+        tensor.data_as<uint16_t>()[i] = static_cast<uint16_t>(proto.int32_data(i));
+      break;
+    default:  // int8/16/32, uint8/16, bool live in int32_data
+      if (proto.int32_data_size() != n) return count_error(proto.int32_data_size());
+      for (int64_t i = 0; i < n; ++i) tensor.set_element_from_double(i, proto.int32_data(i));
+      break;
+  }
+  return tensor;
+}
+
+Result<Tensor> read_tensor_pb_file(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error("cannot open " + path);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  const std::string bytes = buffer.str();
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) return make_error(path + ": not a valid TensorProto file");
+  auto slash = path.find_last_of('/');
+  auto t = tensor_from_proto(proto, slash == std::string::npos ? "" : path.substr(0, slash));
+  if (!t.ok()) return make_error(path + ": " + t.error().message);
+  return t;
+}
+
+}  // namespace tessel

@@ -1,0 +1,76 @@
+#include "graph/passes/block_conv_weights.h"
+
+#include <cstring>
+
+#include "graph/passes/graph_rewriter.h"
+
+namespace tessel {
+namespace {
+
+/// [M, C, K...] -> [M / block, C, K..., block].
+Tensor blocked(const Tensor &w, int64_t block) {
+  const Shape &s = w.shape();
+  const int64_t m = s[0], per_channel = w.numel() / m;
+  Shape shape = {m / block};
+  shape.insert(shape.end(), s.begin() + 1, s.end());
+  shape.push_back(block);
+  Tensor out(w.dtype(), shape);
+  const size_t element = dtype_size(w.dtype());
+  const auto *src = static_cast<const uint8_t *>(w.data());
+  auto *dst = static_cast<uint8_t *>(out.data());
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t k = 0; k < per_channel; ++k) {
+      std::memcpy(dst + blocked_weight_offset(o, k, per_channel, block) * element, src + (o * per_channel + k) * element,
+                  element);
+    }
+  return out;
+}
+
+bool blockable(const GraphRewriter &rw, int n) {
+  const Graph &g = rw.graph();
+  const Node &node = g.nodes[n];
+  if (node.op_type != "Conv" || !node.domain.empty() || node.attributes.has(kConvWeightBlockAttr)) return false;
+  const std::vector<int> &ins = g.node_inputs[n];
+  if (ins.size() < 2 || ins[0] == kNoTensor || ins[1] == kNoTensor || g.node_outputs[n].size() != 1) return false;
+  const int w = ins[1];
+  if (!g.is_constant(w) || rw.is_pinned(w) || rw.sole_reader(w) != n) return false;
+  const Tensor &value = *g.tensors[w].constant;
+  if (value.dtype() != DType::Float32 || value.rank() != 4) return false;
+  if (node.attributes.get_int("group", 1) != 1) return false;
+  const Shape &s = value.shape();
+  return s[0] % kConvWeightBlock == 0 && s[2] * s[3] > 1 && s[1] * s[2] * s[3] >= kMinBlockedReduction;
+}
+
+}  // namespace
+
+int64_t conv_weight_block(const Node &conv) { return conv.attributes.get_int(kConvWeightBlockAttr, 1); }
+
+std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked_shape) {
+  const int64_t block = blocked_shape.back();
+  const int64_t m = blocked_shape.front() * block;
+  int64_t per_channel = 1;
+  for (size_t d = 1; d + 1 < blocked_shape.size(); ++d) per_channel *= blocked_shape[d];
+  std::vector<float> plain(static_cast<size_t>(m * per_channel));
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t k = 0; k < per_channel; ++k) plain[o * per_channel + k] = data[blocked_weight_offset(o, k, per_channel, block)];
+  return plain;
+}
+
+Result<Graph> block_conv_weights(Graph graph) {
+  return guarded([&]() -> Graph {
+    GraphRewriter rw(std::move(graph));
+    for (int n : rw.order()) {
+      if (rw.is_removed(n) || !blockable(rw, n)) continue;
+      const int w = rw.graph().node_inputs[n][1];
+      const Tensor &value = *rw.graph().tensors[w].constant;
+      const std::vector<int64_t> kernel(value.shape().begin() + 2, value.shape().end());
+      const int packed = rw.add_constant(rw.graph().tensors[w].name + "_blocked", blocked(value, kConvWeightBlock));
+      rw.set_input(n, 1, packed);
+      rw.node(n).attributes.set("kernel_shape", kernel);
+      rw.node(n).attributes.set(kConvWeightBlockAttr, kConvWeightBlock);
+    }
+    return rw.finish();
+  });
+}
+
+}  // namespace tessel

@@ -1,0 +1,54 @@
+#pragma once
+// Weight layout for the CPU convolution kernels that vectorize along output channels: a
+// spatial Conv's weight [M, C, KH, KW] is stored as [M/16, C, KH, KW, 16], so the 16 output
+// channels one vector covers are adjacent for every (input channel, tap). Vectorizing along
+// channels instead of along the output row keeps every lane busy on short rows (the 14x14
+// and 7x7 layers of a ResNet fill a 16-lane row vector by 88% and 44%) and reads each
+// input element as one broadcast. A layout pass, run for the CPU target only
+// (layout_passes in pass_manager.h).
+#include <cstdint>
+#include <vector>
+
+#include "base/result.h"
+#include "graph/ir/graph.h"
+
+namespace tessel {
+
+/// Output channels per block of a blocked weight: one AVX-512 vector of f32.
+constexpr int64_t kConvWeightBlock = 16;
+
+/// Name of the Conv attribute that says its weight input is blocked, and by how many
+/// output channels: W is [M / block, C / group, kernel..., block]. kernel_shape is then
+/// always set. Only this pass writes it; ONNX files never carry it.
+constexpr const char *kConvWeightBlockAttr = "tessel_weight_block";
+
+/// The output-channel block of a Conv node's weight (1 when not blocked).
+int64_t conv_weight_block(const Node &conv);
+
+/// Where weight element (output channel o, element k of that channel's C x kernel values)
+/// sits in the blocked layout.
+inline int64_t blocked_weight_offset(int64_t o, int64_t k, int64_t per_channel, int64_t block) {
+  return ((o / block) * per_channel + k) * block + o % block;
+}
+
+/// A blocked f32 weight [M / block, C, kernel..., block] back in ONNX's [M, C, kernel...]
+/// order (for libraries that read that layout).
+std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked_shape);
+
+/// Fewest products (input channels x taps) a blocked convolution sums per output. The
+/// blocked accumulator is transposed back to NCHW once per output vector, a cost the
+/// reduction amortizes; a short one does not pay for it. MobileNet-V2's 3x3 stride-2 stem
+/// (3 x 9 = 27) tied at 128 trials (0.122 blocked, 0.121 ms by rows) and reached 0.110 ms
+/// blocked after 524, where a long tune by rows had found 0.087 ms. ResNet-18's 7x7
+/// stride-2 stem (3 x 49 = 147) reached 0.588 ms blocked after 300 trials, against 0.683 ms
+/// by rows after 2000, and 0.69-0.72 ms in the graph against 0.92-0.98.
+constexpr int64_t kMinBlockedReduction = 128;
+
+/// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no
+/// other node, 2 spatial axes with more than one tap (1x1 convolutions are matrix
+/// products that flatten_pointwise_conv serves; blocking MobileNet-V2's 7x7 ones measured
+/// within 7% either way), at least kMinBlockedReduction products per output and a multiple
+/// of 16 output channels.
+Result<Graph> block_conv_weights(Graph graph);
+
+}  // namespace tessel

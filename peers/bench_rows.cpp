@@ -1,0 +1,129 @@
+#include "peers/bench_rows.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "peers/bench_peer_problem.h"
+#include "peers/halide_autoschedule.h"
+#include "peers/onednn_task_peer.h"
+#include "peers/openblas_task_peer.h"
+#include "peers/problems.h"
+#include "tuner/schedule_benchmark.h"
+
+namespace tessel {
+
+namespace {
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f s", s);
+  return text;
+}
+
+/// A row running a compiled tessel kernel on the bench's inputs into its own outputs.
+bench::KernelRow kernel_row(const std::string &label, const std::string &name, JitKernel kernel,
+                            const std::shared_ptr<TaskBench> &bench, const TaskInstance &task) {
+  bench::KernelRow row;
+  row.kernel = label;
+  row.name = name;
+  row.is_peer = true;
+  row.flops = bench->flops;
+  auto outputs = std::make_shared<std::vector<Tensor>>();
+  for (int t : task.signature.outputs) outputs->emplace_back(task.signature.types[t].dtype, task.signature.types[t].shape);
+  // The raw pointer is safe: rows live inside the TaskBench they read from.
+  TaskBench *data = bench.get();
+  row.run = [kernel, data, outputs] {
+    std::vector<const Tensor *> pointers;
+    for (const Tensor &t : data->inputs) pointers.push_back(&t);
+    auto ran = kernel.run(pointers, *outputs);
+    if (!ran.ok()) throw std::runtime_error(ran.error().message);
+  };
+  row.check_error = [outputs, data] {
+    const Tensor &out = outputs->front();
+    std::vector<float> values(static_cast<size_t>(out.numel()));
+    for (int64_t i = 0; i < out.numel(); ++i) values[i] = static_cast<float>(out.element_as_double(i));
+    return bench::max_relative_error(values, data->reference);
+  };
+  return row;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const BenchRowOptions &options) {
+  const TaskInstance &task = bt.task;
+  auto bench = std::make_shared<TaskBench>();
+  bench->inputs = task_inputs(task, 7);
+  bench->flops = static_cast<double>(task_flops(task));
+  bench->bytes = task_compulsory_bytes(task);
+
+  // The reference: the default (built-in) schedule, the schedule the conformance tests judge.
+  auto builtin = compile_task(task, nullptr, options.target);
+  if (!builtin.ok()) return make_error(bt.label + ": the default schedule does not compile: " + builtin.error().message);
+  auto reference = run_task(builtin.value(), task, bench->inputs);
+  if (!reference.ok()) return make_error(bt.label + ": the default schedule does not run: " + reference.error().message);
+  const Tensor &out = reference->front();
+  bench->reference.resize(static_cast<size_t>(out.numel()));
+  for (int64_t i = 0; i < out.numel(); ++i) bench->reference[i] = static_cast<float>(out.element_as_double(i));
+
+  std::vector<bench::KernelRow> &rows = bench->rows;
+  if (bt.tuned) {
+    rows.push_back(kernel_row(bt.label, "tessel tuned", *bt.tuned, bench, task));
+    rows.back().setup = bt.tuned_source;
+  } else {
+    rows.push_back(kernel_row(bt.label, "tessel (default schedule)", builtin.value(), bench, task));
+    rows.back().setup = bt.tuned_source.empty() ? "no record in the database" : bt.tuned_source;
+  }
+  rows.back().is_peer = false;
+  rows.back().headline = true;
+
+  if (bt.tuned && options.vs.count("default")) {
+    rows.push_back(kernel_row(bt.label, "tessel default schedule", builtin.value(), bench, task));
+    rows.back().note = "untuned: the compute rules' own schedules";
+  }
+
+  if (options.vs.count("adams2019")) {
+    AutoscheduleOptions autoschedule;
+    autoschedule.parallelism = options.threads;
+    autoschedule.halide_target = options.target.halide_target();
+    std::fprintf(stderr, "%s: autoscheduling with Adams2019...\n", bt.label.c_str());
+    auto scheduled = autoschedule_group_pipeline(*task.graph, task.group, task.signature, autoschedule);
+    const std::string name = "Halide Adams2019 (same pipeline)";
+    if (!scheduled.ok()) {
+      rows.push_back(bench::unavailable_row(bt.label, name, scheduled.error().message));
+    } else {
+      auto kernel = JitKernel::compile(scheduled->pipeline, options.target);
+      if (!kernel.ok()) rows.push_back(bench::unavailable_row(bt.label, name, kernel.error().message));
+      else {
+        rows.push_back(kernel_row(bt.label, name, kernel.value(), bench, task));
+        rows.back().setup = "autoschedule " + seconds_text(scheduled->autoschedule_seconds) + ", JIT " +
+                            seconds_text(kernel->compile_seconds());
+        rows.back().note = "MachineParams(" + std::to_string(options.threads) + ", 16 MiB, 40)";
+      }
+    }
+  }
+
+  const bool want_vendor = options.vs.count("onednn") || options.vs.count("openblas");
+  if (want_vendor) {
+    auto problem = peer_problem_for_task(task, bench->inputs, &bench->reference);
+    if (!problem.ok()) {
+      bench->no_vendor_peer = problem.error().message;
+    } else {
+      problem->kernel = bt.label;
+      bench->peer_storage = problem->storage;  // the rows keep pointers into it
+      if (options.vs.count("onednn"))
+        for (bench::KernelRow &row : bench::make_onednn_rows(problem.value())) rows.push_back(std::move(row));
+      if (options.vs.count("openblas")) {
+        std::vector<bench::KernelRow> blas = bench::make_openblas_rows(problem.value(), options.threads);
+        if (blas.empty()) bench->no_vendor_peer = "OpenBLAS computes matrix products only, not " + bt.ops;
+        for (bench::KernelRow &row : blas) rows.push_back(std::move(row));
+      }
+    }
+  }
+  for (bench::KernelRow &row : rows) {
+    row.kernel = bt.label;
+    if (row.flops == 0) row.flops = bench->flops;
+  }
+  return bench;
+}
+
+}  // namespace tessel

@@ -1,0 +1,42 @@
+#pragma once
+// The schedules a search explores for one kind of machine: fresh samples, mutations of
+// measured ones, the default and the check a proposal must pass. The CPU space is
+// sketch.h/sampler.h/mutation.h; the GPU space is gpu_sketch.h, with mutations checked
+// against the device's limits.
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "base/result.h"
+#include "compute/compute_desc.h"
+#include "schedule/schedule_ir.h"
+#include "search/cpu/cpu_target.h"
+#include "search/gpu/gpu_target.h"
+
+namespace tessel {
+
+class ScheduleSpace {
+ public:
+  static ScheduleSpace for_cpu(const CpuTargetDesc &cpu);
+  static ScheduleSpace for_gpu(const GpuTargetDesc &gpu);
+
+  bool gpu() const { return gpu_.has_value(); }
+  /// `count` valid schedules drawn from the sketches.
+  std::vector<Schedule> sample(const ComputeDesc &compute, int count, std::mt19937_64 &rng) const;
+  /// A schedule differing from `schedule` in one choice that this space admits.
+  Result<Schedule> mutate(const ComputeDesc &compute, const Schedule &schedule, std::mt19937_64 &rng) const;
+  /// The untuned baseline of this kind of machine.
+  Schedule default_schedule(const ComputeDesc &compute) const;
+  /// Whether `schedule` may be proposed here (it replays; on a GPU: binds every output and
+  /// fits the device's limits, tiles dividing their axes).
+  Result<void> admits(const ComputeDesc &compute, const Schedule &schedule) const;
+  /// The parallelism the features compare loop extents with: CPU threads, or GPU
+  /// multiprocessors.
+  int parallelism() const;
+
+ private:
+  std::optional<CpuTargetDesc> cpu_;
+  std::optional<GpuTargetDesc> gpu_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,106 @@
+#include "task/task_instance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "compute/node_pipeline.h"
+#include "search/gpu/gpu_sketch.h"
+#include "tensor/random_tensor.h"
+
+namespace tessel {
+
+Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, const FusedGroup &group) {
+  TaskInstance task;
+  task.graph = std::move(graph);
+  task.group = group;
+  auto signature = static_group_signature(*task.graph, group);
+  if (!signature.ok()) return signature.error();
+  task.signature = std::move(signature.value());
+  auto compute = describe_group_compute(*task.graph, group, task.signature);
+  if (!compute.ok()) return compute.error();
+  task.compute = std::move(compute.value());
+  return task;
+}
+
+namespace {
+Result<std::shared_ptr<NodePipeline>> task_pipeline(const TaskInstance &task, const Schedule *schedule,
+                                                    const Target &target) {
+  if (target.kind == Target::Kind::Cuda) {
+    // Without a schedule, the GPU's own default: the CPU one would run on the host.
+    const Schedule chosen = schedule ? *schedule : default_gpu_schedule(task.compute, gpu_target_desc(target));
+    return build_scheduled_group_pipeline(*task.graph, task.group, task.signature, chosen, PipelineDevice::Gpu);
+  }
+  return schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
+                  : build_group_pipeline(*task.graph, task.group, task.signature);
+}
+}  // namespace
+
+Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target) {
+  auto pipeline = task_pipeline(task, schedule, target);
+  if (!pipeline.ok()) return pipeline.error();
+  return JitKernel::compile(pipeline.value(), target);
+}
+
+Result<AotOutput> compile_task_to_object(const TaskInstance &task, const Schedule *schedule, const Target &target,
+                                         const std::string &prefix, const std::string &function_name) {
+  auto pipeline = task_pipeline(task, schedule, target);
+  if (!pipeline.ok()) return pipeline.error();
+  return compile_to_object(*pipeline.value(), target, prefix, function_name);
+}
+
+Result<JitKernel> compile_gpu_schedule_on_host(const TaskInstance &task, const Schedule &schedule) {
+  auto pipeline = build_scheduled_group_pipeline(*task.graph, task.group, task.signature, schedule,
+                                                 PipelineDevice::GpuLoopsOnHost);
+  if (!pipeline.ok()) return pipeline.error();
+  return JitKernel::compile(pipeline.value(), Target{});
+}
+
+Result<std::string> compile_task_to_ptx(const TaskInstance &task, const Schedule *schedule, const Target &target) {
+  if (target.kind != Target::Kind::Cuda) return make_error("PTX needs a cuda target, not '" + target.to_string() + "'");
+  auto pipeline = task_pipeline(task, schedule, target);
+  if (!pipeline.ok()) return pipeline.error();
+  return compile_to_ptx(*pipeline.value(), target);
+}
+
+std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < task.signature.inputs.size(); ++i) {
+    const int t = task.signature.inputs[i];
+    if (const Tensor *value = task.signature.values[t]) inputs.push_back(*value);
+    else inputs.push_back(random_tensor(task.signature.types[t], seed + i));
+  }
+  return inputs;
+}
+
+Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const TaskInstance &task,
+                                     const std::vector<Tensor> &inputs) {
+  std::vector<const Tensor *> pointers;
+  for (const Tensor &t : inputs) pointers.push_back(&t);
+  std::vector<Tensor> outputs;
+  for (int t : task.signature.outputs) outputs.emplace_back(task.signature.types[t].dtype, task.signature.types[t].shape);
+  auto ran = kernel.run(pointers, outputs);
+  if (!ran.ok()) return ran.error();
+  return outputs;
+}
+
+double max_relative_difference(const std::vector<Tensor> &got, const std::vector<Tensor> &want) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (got.size() != want.size()) return inf;
+  double worst = 0;
+  for (size_t o = 0; o < want.size(); ++o) {
+    if (got[o].shape() != want[o].shape() || got[o].dtype() != want[o].dtype()) return inf;
+    double scale = 1e-30, diff = 0;
+    for (int64_t i = 0; i < want[o].numel(); ++i) {
+      const double a = got[o].element_as_double(i), b = want[o].element_as_double(i);
+      if (std::isnan(a) != std::isnan(b)) return inf;
+      if (std::isnan(b)) continue;
+      scale = std::max(scale, std::fabs(b));
+      diff = std::max(diff, std::fabs(a - b));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+}  // namespace tessel

@@ -1,0 +1,15 @@
+#pragma once
+// NumPy .npy files (format versions 1-3, little-endian, C order) for `tessel run` I/O.
+#include <string>
+
+#include "base/result.h"
+#include "tensor/tensor.h"
+
+namespace tessel {
+
+/// Reads an .npy file; errors name the file and what is wrong with it.
+Result<Tensor> read_npy(const std::string &path);
+/// Writes a tensor as an .npy file (version 1.0).
+Result<void> write_npy(const std::string &path, const Tensor &tensor);
+
+}  // namespace tessel

@@ -1,0 +1,251 @@
+// `tessel run model.tsl` and `tessel inspect model.tsl`: artifacts through the deploy runtime,
+// the same code path a deployed program uses (no Halide JIT involved).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "base/json_writer.h"
+#include "deploy/artifact_manifest.h"
+#include "deploy/module.h"
+#include "executor/model_inputs.h"
+#include "tensor/npy.h"
+#include "tools/tessel/commands.h"
+#include "tools/tessel/output_files.h"
+
+namespace tessel {
+
+bool is_artifact_path(const std::string &path) {
+  return std::filesystem::is_directory(path) && std::filesystem::exists(std::filesystem::path(path) / "manifest.json");
+}
+
+namespace {
+
+/// The artifact's inputs from `NAME=file.npy` / `file.npy` specs, or seeded random ones.
+Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptions &options,
+                                            std::vector<std::string> &notes) {
+  const auto &declared = module.inputs();
+  std::vector<Tensor> inputs(declared.size());
+  if (options.inputs.empty()) {
+    for (size_t i = 0; i < declared.size(); ++i)
+      inputs[i] = random_tensor(TensorType{declared[i].dtype, declared[i].shape, true}, options.seed + i);
+    notes.push_back("random inputs (seed " + std::to_string(options.seed) + ")");
+    return inputs;
+  }
+  size_t next_positional = 0;
+  std::vector<bool> bound(declared.size(), false);
+  for (const std::string &spec : options.inputs) {
+    const auto eq = spec.find('=');
+    const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    auto tensor = read_npy(path);
+    if (!tensor.ok()) return tensor.error();
+    size_t index = declared.size();
+    if (name.empty()) {
+      while (next_positional < declared.size() && bound[next_positional]) ++next_positional;
+      index = next_positional;
+    } else {
+      for (size_t i = 0; i < declared.size(); ++i)
+        if (declared[i].name == name) index = i;
+      if (index == declared.size()) return make_error("the artifact has no input named '" + name + "'");
+    }
+    if (index >= declared.size()) return make_error("more inputs given than the artifact takes");
+    if (bound[index]) return make_error("input '" + declared[index].name + "' given twice");
+    bound[index] = true;
+    inputs[index] = std::move(tensor.value());
+  }
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (!bound[i]) return make_error("input '" + declared[i].name + "' is missing");
+  return inputs;
+}
+
+/// One kernel call of a profiled run: its median over all runs (the warm-up included) and
+/// what tuning measured for its task in isolation.
+struct KernelProfileRow {
+  int step = 0;
+  std::string symbol, ops;
+  double median_ms = 0;
+  std::optional<double> record_ms;
+  int64_t flops = 0;
+};
+
+std::vector<KernelProfileRow> kernel_profile(const Module &module) {
+  auto manifest = deploy::parse_manifest(module.manifest_json());
+  std::map<std::string, const deploy::ArtifactTask *> task_of;
+  if (manifest.ok())
+    for (const deploy::ArtifactTask &t : manifest.value().tasks) task_of[t.kernel] = &t;
+  std::vector<KernelProfileRow> rows;
+  for (KernelTimes &k : module.kernel_times()) {
+    KernelProfileRow row;
+    row.step = k.step;
+    row.symbol = k.symbol;
+    if (!k.ms.empty()) {
+      std::sort(k.ms.begin(), k.ms.end());
+      row.median_ms = k.ms[k.ms.size() / 2];
+    }
+    if (auto it = task_of.find(k.symbol); it != task_of.end()) {
+      row.ops = it->second->ops;
+      row.flops = it->second->flops;
+      if (it->second->record_median_seconds) row.record_ms = *it->second->record_median_seconds * 1e3;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+/// The profile, slowest kernel call first, with the share of the run each one takes.
+void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
+  double kernels_ms = 0;
+  for (const KernelProfileRow &r : rows) kernels_ms += r.median_ms;
+  std::printf("kernel calls: %.3f ms of the %.3f ms median run (medians per call; the rest is copies and the run "
+              "loop)\n",
+              kernels_ms, run_ms);
+  std::printf("%-5s %-14s %-24s %10s %7s %9s %11s %9s\n", "step", "kernel", "ops", "median ms", "share", "GFLOP/s",
+              "record ms", "x record");
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const KernelProfileRow &a, const KernelProfileRow &b) { return a.median_ms > b.median_ms; });
+  for (const KernelProfileRow &r : rows) {
+    char record[32] = "-", ratio[32] = "-";
+    if (r.record_ms) {
+      std::snprintf(record, sizeof(record), "%.4f", *r.record_ms);
+      if (*r.record_ms > 0) std::snprintf(ratio, sizeof(ratio), "%.2fx", r.median_ms / *r.record_ms);
+    }
+    std::printf("%-5d %-14s %-24s %10.4f %6.1f%% %9.1f %11s %9s\n", r.step, r.symbol.c_str(), r.ops.substr(0, 24).c_str(),
+                r.median_ms, kernels_ms > 0 ? 100.0 * r.median_ms / kernels_ms : 0.0,
+                r.median_ms > 0 ? r.flops / (r.median_ms * 1e6) : 0.0, record, ratio);
+  }
+}
+
+}  // namespace
+
+int run_artifact_command(const RunOptions &options) {
+  if (!options.db_path.empty()) return fail("--db applies when compiling; an artifact already holds its schedules");
+  ModuleOptions load_options;
+  load_options.threads = options.threads;
+  load_options.profile = options.profile;
+  load_options.weights_in_huge_pages = !options.mapped_weights;
+  load_options.pin_threads = !options.no_pin;
+  try {
+    const auto load_start = std::chrono::steady_clock::now();
+    Module module = Module::load(options.model_path, load_options);
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+    std::vector<std::string> notes;
+    auto inputs = artifact_inputs(module, options, notes);
+    if (!inputs.ok()) return fail(inputs.error().message);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> outputs = module.run(inputs.value());
+    const double first_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::vector<double> times_ms;
+    for (int r = 0; r < options.repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      module.run(inputs.value());
+      times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times_ms.begin(), times_ms.end());
+    const double median_ms = times_ms.empty() ? first_run_ms : times_ms[times_ms.size() / 2];
+    std::vector<std::string> written;
+    if (!options.output_dir.empty()) {
+      std::vector<std::string> names;
+      for (const TensorDesc &d : module.outputs()) names.push_back(d.name);
+      auto files = write_output_files(options.output_dir, names, outputs);
+      if (!files.ok()) return fail(files.error().message);
+      written = std::move(files.value());
+    }
+    if (options.json) {
+      JsonWriter json;
+      json.begin_object();
+      json.key("model").value(options.model_path);
+      json.key("outputs").begin_array();
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        json.begin_object();
+        json.key("name").value(module.outputs()[i].name);
+        json.key("type").value(outputs[i].type().to_string());
+        if (i < written.size()) json.key("file").value(written[i]);
+        json.end_object();
+      }
+      json.end_array();
+      json.key("load_ms").value(load_ms);
+      json.key("first_run_ms").value(first_run_ms);
+      json.key("median_ms").value(median_ms);
+      json.key("repeats").value(static_cast<int64_t>(times_ms.size()));
+      json.key("kernel_calls").value(static_cast<int64_t>(module.kernel_count()));
+      json.key("arena_bytes").value(module.arena_bytes());
+      if (options.profile) {
+        json.key("kernels").begin_array();
+        for (const KernelProfileRow &row : kernel_profile(module)) {
+          json.begin_object();
+          json.key("step").value(static_cast<int64_t>(row.step));
+          json.key("kernel").value(row.symbol);
+          json.key("ops").value(row.ops);
+          json.key("median_ms").value(row.median_ms);
+          if (row.record_ms) json.key("record_ms").value(*row.record_ms);
+          json.end_object();
+        }
+        json.end_array();
+      }
+      json.end_object();
+      std::printf("%s\n", json.str().c_str());
+      return 0;
+    }
+    for (const std::string &note : notes) std::printf("note: %s\n", note.c_str());
+    for (size_t i = 0; i < outputs.size(); ++i)
+      std::printf("output %-24s %s%s\n", module.outputs()[i].name.c_str(), outputs[i].type().to_string().c_str(),
+                  i < written.size() ? ("  -> " + written[i]).c_str() : "");
+    std::printf("loaded in %.1f ms (%d kernel calls per run, arena %.2f MB); first run %.2f ms\n", load_ms,
+                module.kernel_count(), module.arena_bytes() / 1e6, first_run_ms);
+    if (!times_ms.empty())
+      std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", median_ms, times_ms.size(),
+                  times_ms.front(), times_ms.back());
+    if (options.profile) print_kernel_profile(kernel_profile(module), median_ms);
+  } catch (const ModuleError &e) {
+    return fail(e.what());
+  }
+  return 0;
+}
+
+int inspect_artifact_command(const InspectOptions &options) {
+  const std::string path = (std::filesystem::path(options.model_path) / "manifest.json").string();
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && text.empty()) return fail("cannot read " + path);
+  if (options.json) {
+    std::printf("%s\n", text.c_str());
+    return 0;
+  }
+  auto manifest = deploy::parse_manifest(text);
+  if (!manifest.ok()) return fail(path + ": " + manifest.error().message);
+  const deploy::ArtifactManifest &m = manifest.value();
+  std::printf("artifact %s: tessel %s, target %s (%s), created %s\n", options.model_path.c_str(),
+              m.tessel_version.c_str(), m.target.c_str(), m.halide_target.c_str(), m.created_utc.c_str());
+  std::printf("model %s (FNV-1a 64 %s)\n", m.model_path.c_str(), m.model_fnv1a64.c_str());
+  std::string features;
+  for (const std::string &f : m.required_cpu_features) features += " " + f;
+  std::printf("needs CPU features:%s\n", features.c_str());
+  for (const auto &[label, list] : {std::make_pair("input", &m.inputs), std::make_pair("output", &m.outputs)})
+    for (const deploy::ArtifactTensor &t : *list)
+      std::printf("%-6s %-24s %s %s\n", label, t.name.c_str(), dtype_name(t.dtype).c_str(), shape_to_string(t.shape).c_str());
+  std::printf("arena %.2f MB, weights %.2f MB, kernels.so %.2f MB\n", m.arena_bytes / 1e6, m.weights.bytes / 1e6,
+              m.kernels.bytes / 1e6);
+  int64_t flops = 0, tuned_flops = 0;
+  int tuned = 0;
+  for (const deploy::ArtifactTask &t : m.tasks) {
+    flops += t.flops;
+    if (t.tuned) tuned_flops += t.flops, ++tuned;
+  }
+  std::printf("%zu tasks, %d with tuning records (%.1f%% of %.3f GFLOP)\n", m.tasks.size(), tuned,
+              flops ? 100.0 * tuned_flops / flops : 0.0, flops / 1e9);
+  std::printf("%-4s %-14s %-28s %-9s %-18s %12s %12s\n", "#", "kernel", "ops", "schedule", "record", "record ms", "MFLOP");
+  for (size_t i = 0; i < m.tasks.size(); ++i) {
+    const deploy::ArtifactTask &t = m.tasks[i];
+    char record_ms[32] = "-";
+    if (t.record_median_seconds) std::snprintf(record_ms, sizeof(record_ms), "%.4f", *t.record_median_seconds * 1e3);
+    std::printf("%-4zu %-14s %-28s %-9s %-18s %12s %12.2f\n", i, t.kernel.c_str(), t.ops.substr(0, 28).c_str(),
+                t.tuned ? "tuned" : "default", t.tuned ? t.schedule_hash.c_str() : "-", record_ms, t.flops / 1e6);
+  }
+  return 0;
+}
+
+}  // namespace tessel

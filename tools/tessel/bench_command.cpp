@@ -1,0 +1,297 @@
+// `tessel bench matmul 1024x1024x1024 --vs openblas,onednn,adams2019`: a kernel (or every task
+// of a model, or one workload of the database) timed in one process against its peers,
+// interleaved, with medians, spread, GFLOP/s or GB/s, share of the machine's peak and ratios.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "base/json_writer.h"
+#include "codegen/cuda_device.h"
+#include "graph/fusion/fuse.h"
+#include "graph/fusion/workload_graph.h"
+#include "peers/bench_gpu.h"
+#include "peers/bench_rows.h"
+#include "peers/bench_table.h"
+#include "peers/machine_peak.h"
+#include "peers/process_env.h"
+#include "peers/timing.h"
+#include "tools/tessel/commands.h"
+#include "tuner/benchmark_problems.h"
+#include "tuner/kernel_timing.h"
+#include "tuner/tune_model.h"
+
+namespace tessel {
+
+namespace {
+
+const std::vector<std::string> kPeers = {"default", "adams2019", "onednn", "openblas"};
+
+bool file_exists(const std::string &path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+/// OpenBLAS 0.3.21 does not know Zen 4/5 and falls back to slower kernels; its SkylakeX
+/// kernels are right for any CPU with these AVX-512 subsets. Elsewhere it detects the CPU.
+std::string openblas_coretype() {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  return avx512 ? "SkylakeX" : "";
+}
+
+/// The kernels to time: one kernel, one database workload, or every task of a model.
+Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::shared_ptr<const Graph> &tuning_graph) {
+  std::vector<BenchTask> tasks;
+  auto add = [&](std::shared_ptr<const Graph> graph, const FusedGroup &group, std::string label, int weight) -> Result<void> {
+    auto instance = make_task_instance(graph, group);
+    if (!instance.ok()) return make_error(label + ": " + instance.error().message);
+    BenchTask task;
+    task.label = std::move(label);
+    task.workload_key = workload_key(*graph, group);
+    task.ops = group_ops_text(*graph, group);
+    task.weight = weight;
+    task.task = std::move(instance.value());
+    tasks.push_back(std::move(task));
+    return {};
+  };
+  if (!options.task_key.empty()) {
+    if (!options.kind.empty()) return make_error("--task takes no kernel or model argument");
+    if (!file_exists(options.db_path)) return make_error("--task needs a tuning database; " + options.db_path + " does not exist");
+    auto db = TuningDatabase::open(options.db_path);
+    if (!db.ok()) return db.error();
+    auto text = db->workload_text(options.task_key);
+    if (!text.ok()) return text.error();
+    if (!text.value()) return make_error(options.db_path + " has no workload " + options.task_key);
+    auto rebuilt = graph_from_workload_text(**text);
+    if (!rebuilt.ok()) return make_error("workload " + options.task_key + ": " + rebuilt.error().message);
+    tuning_graph = rebuilt->graph;
+    auto added = add(rebuilt->graph, rebuilt->group, "task " + options.task_key, 1);
+    if (!added.ok()) return added.error();
+    return tasks;
+  }
+  if (options.kind.empty()) return make_error("bench needs a kernel and its sizes, a model.onnx, or --task KEY");
+  const bool is_model = options.kind.size() > 5 && options.kind.substr(options.kind.size() - 5) == ".onnx";
+  if (is_model) {
+    if (!options.spec.empty()) return make_error("a model takes no sizes (got '" + options.spec + "')");
+    OptimizeOptions optimize = options.optimize;
+    optimize.target = options.target;
+    auto graph = load_optimized_model(options.kind, optimize);
+    if (!graph.ok()) return graph.error();
+    auto shared = std::make_shared<const Graph>(std::move(graph.value()));
+    tuning_graph = shared;
+    const std::vector<Task> model_tasks = extract_tasks(*shared, partition_graph(*shared));
+    for (size_t i = 0; i < model_tasks.size(); ++i) {
+      const Task &t = model_tasks[i];
+      const Shape &out = shared->tensors[shared->node_outputs[t.group.nodes.back()].at(0)].type.shape;
+      auto added = add(shared, t.group, "task " + std::to_string(i) + ": " + group_ops_text(*shared, t.group) + " -> " +
+                                            shape_to_string(out), t.weight);
+      if (!added.ok()) std::fprintf(stderr, "tessel bench: skipping %s\n", added.error().message.c_str());
+    }
+    if (tasks.empty()) return make_error(options.kind + " has no task tessel can compile");
+    return tasks;
+  }
+  if (options.spec.empty()) return make_error(options.kind + " needs its sizes");
+  BenchmarkGraphOptions graph_options;
+  graph_options.bias_relu = options.bias_relu;
+  if (!options.chain.empty()) graph_options.chain = options.chain;
+  auto built = make_benchmark_graph(options.kind, options.spec, graph_options);
+  if (!built.ok()) return built.error();
+  OptimizeOptions optimize = options.optimize;
+  optimize.target = options.target;
+  // One conv in NCHW, as its peers get it: channels-last would wrap it in two Transposes
+  // (a CPU pass; GPU targets do not run it).
+  if (options.target.rfind("cuda", 0) != 0) optimize.skip.push_back("channels_last_conv");
+  auto graph = optimize_as_told(*built.value(), optimize);
+  if (!graph.ok()) return graph.error();
+  auto shared = std::make_shared<const Graph>(std::move(graph.value()));
+  tuning_graph = shared;
+  const std::vector<FusedGroup> groups = partition_graph(*shared);
+  if (groups.size() != 1) return make_error("the " + options.kind + " benchmark graph does not fuse into one kernel");
+  std::string label = options.kind + " " + options.spec;
+  if (options.bias_relu) label += " +bias+relu";
+  auto added = add(shared, groups.front(), label, 1);
+  if (!added.ok()) return added.error();
+  return tasks;
+}
+
+/// Tunes until every kernel has `trials` searched records (a model: `trials` for the model).
+Result<void> tune_first(const BenchOptions &options, const Graph &graph, const std::vector<BenchTask> &tasks,
+                        const Target &target, TuningDatabase &db) {
+  int missing = options.trials;
+  if (tasks.size() == 1) {
+    auto hashes = db.measured_hashes(tasks[0].workload_key, target.to_string());
+    if (!hashes.ok()) return hashes.error();
+    missing = options.trials - static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+  }
+  if (missing <= 0) return {};
+  TuneOptions tune;
+  tune.trials = missing;
+  tune.log = [](const std::string &line) { std::fprintf(stderr, "tessel tune: %s\n", line.c_str()); };
+  auto summary = tune_model(graph, target, db, tune);
+  if (!summary.ok()) return summary.error();
+  std::fprintf(stderr, "tessel bench: tuned %d candidates in %.0f s\n", summary->measured, summary->wall_seconds);
+  return {};
+}
+
+/// The task's best record: of the database's three fastest, the one fastest here and now
+/// (a record's median is the luckiest of many draws). Runs kernels in this process, so it
+/// comes after all tuning (tuning forks workers, which a live Halide thread pool forbids).
+Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target) {
+  const std::string target_text = target.to_string();
+  auto hashes = db.measured_hashes(task.workload_key, target_text);
+  if (!hashes.ok()) return hashes.error();
+  const int searched = static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+  auto top = db.top_k(task.workload_key, target_text, 3);
+  if (!top.ok()) return top.error();
+  if (top->empty()) {
+    task.tuned_source = searched > 0 ? std::to_string(searched) + " records, none ran" : "no record in the database";
+    return {};
+  }
+  if (top->front().schedule_text.empty()) {
+    task.tuned_source = "the default schedule is the best of " + std::to_string(searched) + " searched records";
+    return {};
+  }
+  const std::vector<Tensor> inputs = task_inputs(task.task, 7);
+  double best_seconds = std::numeric_limits<double>::infinity();
+  std::string best_hash;
+  for (const TuningRecord &record : top.value()) {
+    if (record.schedule_text.empty()) continue;
+    auto schedule = parse_schedule(record.schedule_text);
+    if (!schedule.ok()) continue;
+    auto kernel = compile_task(task.task, &schedule.value(), target);
+    if (!kernel.ok()) continue;
+    TimingOptions quick;
+    quick.warmup_runs = 1;
+    quick.min_runs = 3;
+    quick.min_seconds = 0.05;
+    auto timing = time_task(kernel.value(), task.task, inputs, quick);
+    if (timing.ok() && timing->median < best_seconds) {
+      best_seconds = timing->median;
+      task.tuned = kernel.value();
+      best_hash = record.schedule_hash;
+    }
+  }
+  if (!task.tuned) {
+    task.tuned_source = "none of the best records compiles now";
+    return {};
+  }
+  task.tuned_source = "record " + best_hash.substr(0, 8) + ", fastest here of the top " + std::to_string(top->size()) +
+                      " of " + std::to_string(searched) + " searched records";
+  return {};
+}
+
+}  // namespace
+
+int bench_command(const BenchOptions &options) {
+  const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // OpenMP (oneDNN) and OpenBLAS read their thread counts when they load: set them and run again.
+  if (options.argv) bench::ensure_bench_environment(options.argv, threads, openblas_coretype());
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+
+  auto target = parse_target(options.target);
+  if (!target.ok()) return fail(target.error().message);
+  const bool gpu = target->kind == Target::Kind::Cuda;
+  if (gpu && !options.vs.empty())
+    return fail("--vs names CPU libraries; on a GPU the peers (cuBLAS, cuDNN) are timed by bench/bench_gpu.py");
+  // Asked before any kernel runs here: the driver is queried in a child process, which CUDA
+  // forbids once this process has initialized it.
+  std::optional<CudaDeviceInfo> device;
+  if (gpu) {
+    auto found = query_cuda_device();
+    if (!found.ok())
+      return fail("`tessel bench --target cuda` times kernels on a CUDA GPU, and none is usable here: " +
+                  found.error().message);
+    device = found.value();
+  }
+  BenchRowOptions row_options;
+  row_options.threads = threads;
+  row_options.target = target.value();
+  for (const std::string &peer : options.vs.empty() ? kPeers : options.vs) {
+    if (std::find(kPeers.begin(), kPeers.end(), peer) == kPeers.end())
+      return fail("--vs: unknown peer '" + peer + "' (default, adams2019, onednn, openblas)");
+    row_options.vs.insert(peer);
+  }
+
+  std::shared_ptr<const Graph> tuning_graph;
+  auto tasks = collect_tasks(options, tuning_graph);
+  if (!tasks.ok()) return fail(tasks.error().message);
+
+  // Records: tuning first (it forks measuring workers), then picking among the best.
+  if (options.trials > 0 || file_exists(options.db_path)) {
+    auto db = TuningDatabase::open(options.db_path);
+    if (!db.ok()) return fail(db.error().message);
+    if (options.trials > 0)
+      if (auto tuned = tune_first(options, *tuning_graph, tasks.value(), target.value(), db.value()); !tuned.ok())
+        return fail(tuned.error().message);
+    for (BenchTask &task : tasks.value())
+      if (auto picked = pick_tuned_schedule(task, db.value(), target.value()); !picked.ok())
+        return fail(picked.error().message);
+  }
+
+  if (gpu) {
+    GpuBenchOptions gpu_options;
+    gpu_options.rounds = options.rounds;
+    gpu_options.min_seconds = options.min_seconds;
+    gpu_options.tolerance = kBenchTolerance;
+    gpu_options.json = options.json;
+    auto status = bench_tasks_on_gpu(tasks.value(), target.value(), *device, gpu_options);
+    if (!status.ok()) return fail(status.error().message);
+    return status.value();
+  }
+  const bench::MachinePeak peak = bench::machine_peak(threads, options.remeasure_peak);
+  bench::TimingOptions timing;
+  timing.rounds = options.rounds;
+  timing.min_seconds = options.min_seconds;
+  timing.min_runs = 1000000;  // the time decides: every row gets the same slice
+  if (!options.json) std::printf("%s\n\n", bench::describe(peak).c_str());
+
+  JsonWriter json;
+  json.begin_object();
+  json.key("threads").value(static_cast<int64_t>(threads));
+  json.key("fma_peak_gflops").value(peak.fma_gflops);
+  json.key("memory_peak_gbs").value(peak.memory_gbs);
+  json.key("cpu").value(peak.cpu);
+  json.key("timing").value(timing.describe());
+  json.key("kernels").begin_array();
+  bool wrong = false;
+  for (const BenchTask &task : tasks.value()) {
+    auto bench = make_task_bench(task, row_options);
+    if (!bench.ok()) {
+      std::fprintf(stderr, "tessel bench: %s\n", bench.error().message.c_str());
+      wrong = true;
+      continue;
+    }
+    std::vector<TimedRow> timed(bench.value()->rows.size());
+    for (size_t i = 0; i < timed.size(); ++i) {
+      bench::KernelRow &row = bench.value()->rows[i];
+      timed[i].row = &row;
+      if (!row.unavailable.empty() || !row.run) continue;
+      try {
+        row.run();
+        timed[i].error = row.check_error();
+      } catch (const std::exception &e) {
+        row.unavailable = std::string("failed: ") + e.what();
+      }
+    }
+    const std::vector<bench::Samples> samples = bench::time_rows_interleaved(bench.value()->rows, timing);
+    for (size_t i = 0; i < timed.size(); ++i) timed[i].samples = samples[i];
+    if (!(timed[0].error <= kBenchTolerance)) wrong = true;
+    if (options.json) write_bench_json(json, task, *bench.value(), timed, peak);
+    else std::printf("%s\n", format_bench_table(task, *bench.value(), timed, peak).c_str());
+    std::fflush(stdout);
+  }
+  json.end_array();
+  json.end_object();
+  if (options.json) std::printf("%s\n", json.str().c_str());
+  if (!options.json) std::printf("timing: %s\n", timing.describe().c_str());
+  return wrong ? 1 : 0;
+}
+
+}  // namespace tessel

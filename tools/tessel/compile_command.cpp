@@ -1,0 +1,129 @@
+// `tessel compile model.onnx --db tessel.db -o model.tsl`: the deployable artifact.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+#include "base/json_writer.h"
+#include "compiler/artifact_compiler.h"
+#include "compiler/deployed_schedule_lookup.h"
+#include "tools/tessel/commands.h"
+#include "tuner/in_graph_selection.h"
+#include "tuning_db/open_best_record_source.h"
+
+namespace tessel {
+
+int write_ptx_command(const Graph &graph, const Target &target, const DeployScheduleLookup &lookup,
+                      const std::string &directory);
+
+namespace {
+
+/// --select-in-graph: a trial artifact with up to K records per task, the choice made by
+/// running it, and a lookup that answers with the chosen record of every task.
+Result<DeployScheduleLookup> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
+                                                       const std::shared_ptr<BestRecordSource> &source,
+                                                       const CompileCommandOptions &options) {
+  const std::string target = base.target.to_string();
+  ArtifactCompileOptions trial = base;
+  trial.alternatives = [source, target, k = options.select_in_graph](const std::string &key)
+      -> Result<std::vector<DeployedSchedule>> {
+    auto records = source->fastest(key, target, 400);
+    if (!records.ok()) return records.error();
+    return alternatives_to_try(records.value(), k);
+  };
+  const std::string trial_path =
+      std::filesystem::path(options.output_path).string() + ".trial-" + std::to_string(::getpid());
+  std::fprintf(stderr, "in-graph selection: compiling up to %d records per task into %s\n", options.select_in_graph,
+               trial_path.c_str());
+  auto compiled = compile_artifact(graph, trial, trial_path);
+  if (!compiled.ok()) return compiled.error();
+  InGraphSelectionOptions selection_options;
+  selection_options.threads = options.threads;
+  selection_options.log = [](const std::string &line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
+  auto selection = select_in_graph(trial_path, compiled->alternatives, selection_options);
+  std::error_code ec;
+  std::filesystem::remove_all(trial_path, ec);
+  if (!selection.ok()) return selection.error();
+  std::fprintf(stderr, "in-graph selection: kernel time per run %.3f ms with the fastest records alone, %.3f ms chosen\n",
+               selection->latency_before_ms, selection->latency_after_ms);
+  std::map<std::string, DeployedSchedule> chosen;
+  for (size_t t = 0; t < selection->tasks.size(); ++t) {
+    const TaskSelection &s = selection->tasks[t];
+    for (const TaskAlternatives &task : compiled->alternatives)
+      if (task.workload_key == s.workload_key) chosen[s.workload_key] = task.alternatives[s.chosen].schedule;
+  }
+  DeployScheduleLookup best = base.schedules;
+  return DeployScheduleLookup([chosen = std::move(chosen), best](const std::string &key)
+                                  -> Result<std::optional<DeployedSchedule>> {
+    auto it = chosen.find(key);
+    if (it != chosen.end()) return std::optional<DeployedSchedule>(it->second);
+    return best(key);
+  });
+}
+
+}  // namespace
+
+int compile_command(const CompileCommandOptions &options) {
+  auto target = parse_target(options.target);
+  if (!target.ok()) return fail(target.error().message);
+  if (target->kind == Target::Kind::Cuda && options.select_in_graph > 0)
+    return fail("--select-in-graph runs trial artifacts on the host CPU; it is not available for --target cuda yet");
+  if (!options.db_path.empty() && !options.log_path.empty()) return fail("give --db or --log, not both");
+  // The default database is used when it is there; compiling with no records is allowed
+  // (every task gets its default schedule) and said.
+  std::string records = !options.log_path.empty() ? options.log_path : options.db_path;
+  if (records.empty() && std::filesystem::exists("tessel.db")) records = "tessel.db";
+  std::shared_ptr<BestRecordSource> source;
+  if (!records.empty()) {
+    if (!std::filesystem::exists(records)) return fail("tuning records '" + records + "' do not exist");
+    auto opened = open_best_record_source(records);
+    if (!opened.ok()) return fail(opened.error().message);
+    source = std::move(opened.value());
+  } else {
+    std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
+  }
+  if (target->kind != Target::Kind::Cuda && !options.ptx_dir.empty()) return fail("--ptx needs --target cuda");
+  auto graph = load_optimized_model(options.model_path, options.optimize);
+  if (!graph.ok()) return fail(graph.error().message);
+  if (!options.ptx_dir.empty())
+    return write_ptx_command(graph.value(), target.value(),
+                             source ? deployed_schedule_lookup(source, target->to_string()) : DeployScheduleLookup{},
+                             options.ptx_dir);
+
+  ArtifactCompileOptions compile;
+  compile.target = target.value();
+  compile.model_path = options.model_path;
+  compile.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  if (source) compile.schedules = deployed_schedule_lookup(source, target->to_string());
+  if (options.select_in_graph > 0) {
+    if (!source) return fail("--select-in-graph needs tuning records (--db or --log)");
+    auto chosen = select_schedules_in_graph(graph.value(), compile, source, options);
+    if (!chosen.ok()) return fail(chosen.error().message);
+    compile.schedules = chosen.value();
+  }
+  auto summary = compile_artifact(graph.value(), compile, options.output_path);
+  if (!summary.ok()) return fail(summary.error().message);
+  const ArtifactCompileSummary &s = summary.value();
+  if (options.json) {
+    JsonWriter json;
+    json.begin_object();
+    json.key("artifact").value(options.output_path);
+    json.key("kernel_steps").value(static_cast<int64_t>(s.kernel_steps));
+    json.key("compiled_kernels").value(static_cast<int64_t>(s.compiled_kernels));
+    json.key("tuned_tasks").value(static_cast<int64_t>(s.tuned_tasks));
+    json.key("default_tasks").value(static_cast<int64_t>(s.default_tasks));
+    json.key("arena_bytes").value(s.arena_bytes);
+    json.key("weights_bytes").value(s.weights_bytes);
+    json.key("seconds").value(s.seconds);
+    json.end_object();
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+  }
+  std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",
+              options.output_path.c_str(), s.kernel_steps, s.compiled_kernels, s.tuned_tasks, s.default_tasks);
+  std::printf("arena %.2f MB, weights %.2f MB, compiled in %.1f s%s%s\n", s.arena_bytes / 1e6, s.weights_bytes / 1e6,
+              s.seconds, records.empty() ? "" : ", records from ", records.c_str());
+  return 0;
+}
+
+}  // namespace tessel

@@ -1,0 +1,263 @@
+// `tessel db`: look into and move the tuning database (DESIGN.md, tuning_db/).
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "base/json_writer.h"
+#include "codegen/target.h"
+#include "tools/tessel/commands.h"
+#include "tools/tessel/db_options.h"
+#include "tuning_db/tuning_database.h"
+#include "tuning_db/tuning_log_line.h"
+
+namespace tessel {
+
+CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
+  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import, prune");
+  db->require_subcommand(1);
+  const auto add_db_path = [&options](CLI::App *command) {
+    command->add_option("--db", options.db_path, "tuning database (default ./tessel.db)");
+  };
+
+  CLI::App *stats = db->add_subcommand("stats", "Count workloads, targets and records per status");
+  add_db_path(stats);
+  stats->add_flag("--json", options.json, "machine-readable output");
+  stats->callback([&options] { options.action = DbOptions::Action::Stats; });
+
+  CLI::App *best = db->add_subcommand("best", "Show the fastest measured schedule of a workload");
+  add_db_path(best);
+  best->add_option("--workload,-w", options.workload_key, "workload key (see `tessel inspect --tasks`)")->required();
+  best->add_option("--target", options.best_target, "target the record was measured on (default llvm)");
+  best->add_option("--top,-k", options.top, "show the k fastest")->check(CLI::PositiveNumber);
+  best->add_flag("--json", options.json, "print the record as a tuning-log line");
+  best->callback([&options] { options.action = DbOptions::Action::Best; });
+
+  CLI::App *export_cmd = db->add_subcommand("export", "Write records as a portable JSON-lines tuning log");
+  add_db_path(export_cmd);
+  export_cmd->add_option("--target", options.export_target, "only records of this target");
+  export_cmd->add_option("--workload,-w", options.export_workload, "only records of this workload");
+  export_cmd->add_flag("--ok-only", options.ok_only, "only records that ran correctly");
+  export_cmd->add_option("-o,--output", options.output_path, "log file (default: stdout)");
+  export_cmd->callback([&options] { options.action = DbOptions::Action::Export; });
+
+  CLI::App *import_cmd = db->add_subcommand("import", "Add the records of a tuning log (duplicates are skipped)");
+  add_db_path(import_cmd);
+  import_cmd->add_option("log", options.log_path, "tuning log (.jsonl)")->required();
+  import_cmd->callback([&options] { options.action = DbOptions::Action::Import; });
+
+  CLI::App *prune = db->add_subcommand("prune", "Delete failed records and/or all but the fastest per workload");
+  add_db_path(prune);
+  prune->add_flag("--failed", options.prune_failed, "delete records that did not run correctly");
+  prune->add_option("--keep-best", options.keep_best, "keep only the N fastest ok records per workload and target")
+      ->check(CLI::PositiveNumber);
+  prune->callback([&options] { options.action = DbOptions::Action::Prune; });
+  return db;
+}
+
+namespace {
+
+/// Queries never create a database, and work on one the user may not write.
+Result<TuningDatabase> open_existing(const std::string &path) {
+  if (::access(path.c_str(), F_OK) != 0) return make_error(path + ": no such tuning database");
+  DatabaseOpenOptions options;
+  options.read_only = ::access(path.c_str(), W_OK) != 0;
+  return TuningDatabase::open(path, options);
+}
+
+/// "llvm", "cpu" and "host" name the same target; records use Target::to_string().
+Result<std::string> canonical_target(const std::string &text) {
+  auto target = parse_target(text);
+  if (!target.ok()) return target.error();
+  return target->to_string();
+}
+
+std::string format_seconds(double seconds) {
+  char text[32];
+  if (seconds >= 1) std::snprintf(text, sizeof(text), "%.3f s", seconds);
+  else if (seconds >= 1e-3) std::snprintf(text, sizeof(text), "%.3f ms", seconds * 1e3);
+  else std::snprintf(text, sizeof(text), "%.3f us", seconds * 1e6);
+  return text;
+}
+
+int print_stats(const TuningDatabase &db, bool json) {
+  auto stats = db.stats();
+  if (!stats.ok()) return fail(stats.error().message);
+  if (json) {
+    JsonWriter out;
+    out.begin_object();
+    out.key("db").value(db.path());
+    out.key("schema_version").value(int64_t{stats->schema_version});
+    out.key("workloads").value(stats->workloads);
+    out.key("targets").value(stats->targets);
+    out.key("records").value(stats->records);
+    out.key("status").begin_object();
+    for (const auto &[status, count] : stats->records_by_status) out.key(to_text(status)).value(count);
+    out.end_object();
+    out.key("per_target").begin_array();
+    for (const TargetStats &target : stats->per_target) {
+      out.begin_object();
+      out.key("target").value(target.target);
+      out.key("machine").value(target.machine);
+      out.key("records").value(target.records);
+      out.key("ok_records").value(target.ok_records);
+      out.key("workloads").value(target.workloads);
+      out.end_object();
+    }
+    out.end_array();
+    out.end_object();
+    std::printf("%s\n", out.str().c_str());
+    return 0;
+  }
+  std::printf("database   %s (schema %d)\n", db.path().c_str(), stats->schema_version);
+  std::printf("workloads  %lld\n", static_cast<long long>(stats->workloads));
+  std::printf("targets    %lld\n", static_cast<long long>(stats->targets));
+  std::printf("records    %lld\n", static_cast<long long>(stats->records));
+  for (const auto &[status, count] : stats->records_by_status)
+    std::printf("  %-15s %lld\n", to_text(status), static_cast<long long>(count));
+  if (!stats->per_target.empty()) {
+    std::printf("\n%-32s %10s %10s %10s  %s\n", "target", "records", "ok", "workloads", "machine");
+    for (const TargetStats &target : stats->per_target)
+      std::printf("%-32s %10lld %10lld %10lld  %s\n", target.target.c_str(), static_cast<long long>(target.records),
+                  static_cast<long long>(target.ok_records), static_cast<long long>(target.workloads),
+                  target.machine.c_str());
+  }
+  return 0;
+}
+
+int print_best(const TuningDatabase &db, const DbOptions &options) {
+  auto target = canonical_target(options.best_target);
+  if (!target.ok()) return fail(target.error().message);
+  auto fastest = db.top_k(options.workload_key, target.value(), options.top);
+  if (!fastest.ok()) return fail(fastest.error().message);
+  if (fastest->empty()) {
+    std::string message = db.path() + ": no record of workload " + options.workload_key + " ran ok on target '" +
+                          target.value() + "'";
+    // A near miss is usually the target text: say which targets do have records.
+    auto stats = db.stats();
+    if (stats.ok() && !stats->per_target.empty()) {
+      message += " (targets in the database:";
+      for (const TargetStats &t : stats->per_target) message += " '" + t.target + "'";
+      message += ")";
+    }
+    return fail(message);
+  }
+  auto workload_text = db.workload_text(options.workload_key);
+  if (!workload_text.ok()) return fail(workload_text.error().message);
+  for (const TuningRecord &record : fastest.value()) {
+    if (options.json) {
+      std::printf("%s\n", to_log_line(record, workload_text->value_or("")).c_str());
+      continue;
+    }
+    std::printf("workload   %s\n", record.workload_key.c_str());
+    std::printf("target     %s%s%s\n", record.target.c_str(), record.machine.empty() ? "" : "  on ",
+                record.machine.c_str());
+    std::printf("median     %s over %zu timed runs (compile %.2f s)\n", format_seconds(*record.median_seconds).c_str(),
+                record.timings_seconds.size(), record.compile_seconds);
+    std::printf("schedule   %s  (record %lld, %s, %s)\n", record.schedule_hash.c_str(),
+                static_cast<long long>(record.id), record.created_at.c_str(), record.tool_version.c_str());
+    std::printf("%s", record.schedule_text.c_str());
+    if (!record.schedule_text.empty() && record.schedule_text.back() != '\n') std::printf("\n");
+    if (fastest->size() > 1) std::printf("\n");
+  }
+  return 0;
+}
+
+int export_log(const TuningDatabase &db, const DbOptions &options) {
+  ExportFilter filter;
+  if (!options.export_target.empty()) {
+    auto target = canonical_target(options.export_target);
+    if (!target.ok()) return fail(target.error().message);
+    filter.target = target.value();
+  }
+  filter.workload_key = options.export_workload;
+  filter.ok_only = options.ok_only;
+  if (options.output_path.empty() || options.output_path == "-") {
+    auto written = db.export_jsonl(std::cout, filter);
+    if (!written.ok()) return fail(written.error().message);
+    std::fprintf(stderr, "exported %lld records\n", static_cast<long long>(written.value()));
+    return 0;
+  }
+  // Written aside and renamed into place: a failed export leaves no truncated log behind.
+  const std::string partial = options.output_path + ".partial";
+  int64_t count = 0;
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(options.output_path + ": cannot write the tuning log (" + std::strerror(errno) + ")");
+    auto written = db.export_jsonl(out, filter);
+    out.close();
+    if (!written.ok() || !out) {
+      std::remove(partial.c_str());
+      return fail(written.ok() ? options.output_path + ": cannot write the tuning log"
+                               : options.output_path + ": " + written.error().message);
+    }
+    count = written.value();
+  }
+  if (std::rename(partial.c_str(), options.output_path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(partial.c_str());
+    return fail(options.output_path + ": cannot write the tuning log (" + reason + ")");
+  }
+  std::printf("exported %lld records to %s\n", static_cast<long long>(count), options.output_path.c_str());
+  return 0;
+}
+
+int import_log(const DbOptions &options) {
+  std::ifstream in(options.log_path, std::ios::binary);
+  if (!in) return fail(options.log_path + ": cannot open tuning log (" + std::strerror(errno) + ")");
+  const bool db_existed = ::access(options.db_path.c_str(), F_OK) == 0;
+  Result<ImportSummary> summary = make_error("");
+  {
+    auto db = TuningDatabase::open(options.db_path);
+    if (!db.ok()) return fail(db.error().message);
+    summary = db->import_jsonl(in, options.log_path);
+  }
+  if (!summary.ok()) {
+    // A failed import into a new database leaves no empty database behind.
+    if (!db_existed)
+      for (const char *suffix : {"", "-wal", "-shm"}) std::remove((options.db_path + suffix).c_str());
+    return fail(summary.error().message + " (nothing was imported)");
+  }
+  std::printf("imported %lld new records from %s into %s (%lld duplicates skipped, %lld new workloads)\n",
+              static_cast<long long>(summary->inserted), options.log_path.c_str(), options.db_path.c_str(),
+              static_cast<long long>(summary->duplicates), static_cast<long long>(summary->new_workloads));
+  return 0;
+}
+
+int prune_records(const DbOptions &options) {
+  if (!options.prune_failed && options.keep_best <= 0)
+    return fail("db prune: say what to delete: --failed and/or --keep-best N");
+  if (::access(options.db_path.c_str(), F_OK) != 0) return fail(options.db_path + ": no such tuning database");
+  auto db = TuningDatabase::open(options.db_path);
+  if (!db.ok()) return fail(db.error().message);
+  PruneOptions prune;
+  prune.failed = options.prune_failed;
+  prune.keep_best = options.keep_best;
+  auto summary = db->prune(prune);
+  if (!summary.ok()) return fail(summary.error().message);
+  std::printf("removed %lld records from %s; %lld remain\n", static_cast<long long>(summary->removed),
+              options.db_path.c_str(), static_cast<long long>(summary->remaining));
+  return 0;
+}
+
+}  // namespace
+
+int db_command(const DbOptions &options) {
+  if (options.action == DbOptions::Action::Import) return import_log(options);
+  if (options.action == DbOptions::Action::Prune) return prune_records(options);
+  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import or prune");
+  auto db = open_existing(options.db_path);
+  if (!db.ok()) return fail(db.error().message);
+  switch (options.action) {
+    case DbOptions::Action::Stats: return print_stats(db.value(), options.json);
+    case DbOptions::Action::Best: return print_best(db.value(), options);
+    case DbOptions::Action::Export: return export_log(db.value(), options);
+    default: return fail("db: expected stats, best, export, import or prune");
+  }
+}
+
+}  // namespace tessel

@@ -1,0 +1,88 @@
+// `tessel report [--db tessel.db] [--model model.onnx] [--target llvm] -o report.html`: the
+// tuning database as one self-contained HTML page (report/).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "codegen/target.h"
+#include "report/report_data.h"
+#include "report/report_html.h"
+#include "tools/tessel/commands.h"
+#include "tuning_db/tuning_database.h"
+
+namespace tessel {
+
+namespace {
+
+/// Writes through a temporary file in the same directory and renames it, so a reader (or a
+/// browser reloading the page) never sees half a report, and a failure leaves the old one.
+Result<void> write_atomically(const std::string &path, const std::string &content) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return make_error(path + ": cannot write: " + std::strerror(errno));
+    out << content;
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      return make_error(path + ": cannot write (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    return make_error(path + ": cannot write: " + ec.message());
+  }
+  return {};
+}
+
+}  // namespace
+
+int report_command(const ReportOptions &options) {
+  auto target = parse_target(options.target);
+  if (!target.ok()) return fail(target.error().message);
+  if (options.output_path.empty()) return fail("-o needs a file name");
+  // A report only reads: never create a database where the user mistyped a path.
+  if (::access(options.db_path.c_str(), F_OK) != 0) return fail(options.db_path + ": no such tuning database");
+  DatabaseOpenOptions open_options;
+  open_options.read_only = ::access(options.db_path.c_str(), W_OK) != 0;
+  auto db = TuningDatabase::open(options.db_path, open_options);
+  if (!db.ok()) return fail(db.error().message);
+
+  ReportDataOptions data_options;
+  data_options.db_path = options.db_path;
+  // Records are keyed by Target::to_string(), as `tessel tune` writes them ("llvm" and
+  // "host" name the same target).
+  data_options.target = target->to_string();
+  if (!options.model_path.empty()) {
+    OptimizeOptions optimize = options.optimize;
+    optimize.target = options.target;
+    auto graph = load_optimized_model(options.model_path, optimize);
+    if (!graph.ok()) return fail(graph.error().message);
+    data_options.model = std::make_shared<const Graph>(std::move(graph.value()));
+    data_options.model_path = options.model_path;
+  }
+  auto data = collect_report_data(db.value(), data_options);
+  if (!data.ok()) return fail(data.error().message);
+  const std::string html = render_report_html(data.value());
+  if (auto written = write_atomically(options.output_path, html); !written.ok()) return fail(written.error().message);
+
+  int64_t trials = 0;
+  for (const ReportTask &t : data->tasks) trials += t.searched;
+  std::printf("wrote %s (%.0f KB): %zu %s, %lld searched trials, %lld records of target %s\n",
+              options.output_path.c_str(), html.size() / 1024.0, data->tasks.size(),
+              options.model_path.empty() ? "workloads" : "tasks", static_cast<long long>(trials),
+              static_cast<long long>(data->records), data_options.target.c_str());
+  if (!data->prediction.available) std::printf("cost model: %s\n", data->prediction.note.c_str());
+  return 0;
+}
+
+}  // namespace tessel

@@ -1,0 +1,144 @@
+// The tessel command line: argument parsing only; every feature is a library call.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/tessel/commands.h"
+#include "tools/tessel/db_options.h"
+
+int main(int argc, char **argv) {
+  CLI::App app{"tessel: tensor-program scheduler and auto-tuner"};
+  app.require_subcommand(1);
+
+  tessel::RunOptions run;
+  CLI::App *run_cmd = app.add_subcommand("run", "Run a model (.onnx, JIT kernels on the host CPU; --db for tuned schedules) or a compiled artifact (host CPU, or an NVIDIA GPU for cuda artifacts)");
+  run_cmd->add_option("model", run.model_path, "model.onnx, or an artifact from `tessel compile`")->required();
+  run_cmd->add_option("--input,-i", run.inputs, "NAME=file.npy (or file.npy, positional); random inputs when none")
+      ->take_all();
+  run_cmd->add_option("--output-dir,-o", run.output_dir, "write <output name>.npy per graph output here");
+  run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after one warm-up run")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--threads,-t", run.threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--seed", run.seed, "seed for random inputs");
+  run_cmd->add_option("--target", run.target, "compilation target (llvm)");
+  run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
+  run_cmd->add_option("--db", run.db_path, "use the best schedules recorded in this tuning database");
+  run_cmd->add_flag("--profile", run.profile,
+                    "artifacts: time every kernel call; print each one's median against its tuning record");
+  run_cmd->add_flag("--no-pin", run.no_pin,
+                    "artifacts: do not pin the kernels' threads to CPUs (the OS places them)");
+  run_cmd->add_flag("--mapped-weights", run.mapped_weights,
+                    "artifacts: map weights.bin read-only instead of reading it into huge pages");
+
+  auto add_optimize_flags = [](CLI::App *cmd, tessel::OptimizeOptions &o) {
+    cmd->add_flag("!--no-passes", o.enabled, "run the graph as imported, without the optimizer's passes");
+    cmd->add_option("--skip-pass", o.skip, "do not run this pass (repeatable)")->take_last();
+    cmd->add_flag("--print-passes", o.print_after_each, "print the graph after every pass (to stderr)");
+  };
+  add_optimize_flags(run_cmd, run.optimize);
+
+  tessel::InspectOptions inspect;
+  CLI::App *inspect_cmd = app.add_subcommand("inspect", "Describe a model: ops, inputs/outputs, parameters, FLOPs");
+  inspect_cmd->add_option("model", inspect.model_path, "model.onnx, or an artifact from `tessel compile`")->required();
+  inspect_cmd->add_flag("--graph", inspect.print_graph, "print every node with inferred types");
+  inspect_cmd->add_flag("--tasks", inspect.tasks, "list fused tasks: workload key, ops, shape, weight, FLOPs");
+  inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
+  inspect_cmd->add_option("--target", inspect.optimize.target, "target whose layout passes run (llvm, cuda)");
+  inspect_cmd->add_option("--dot", inspect.dot_path, "write the fused graph as Graphviz DOT to FILE ('-': stdout)");
+  inspect_cmd->add_option("--task", inspect.task, "print the schedule and loop nest of task N (see --tasks)");
+  inspect_cmd->add_option("--schedule", inspect.schedule, "with --task: a schedule file, or 'default'");
+  add_optimize_flags(inspect_cmd, inspect.optimize);
+
+  tessel::TuneCommandOptions tune;
+  CLI::App *tune_cmd = app.add_subcommand("tune", "Search schedules for every task of a model, recording in the tuning database");
+  tune_cmd->add_option("model", tune.model_path, "model.onnx (or --op and --shape for one kernel)");
+  tune_cmd->add_option("--op", tune.op, "tune one kernel instead of a model: matmul or conv");
+  tune_cmd->add_option("--shape", tune.shape, "with --op: MxNxK, or N,C,H,W,K,R,S[,stride[,pad]] for conv");
+  tune_cmd->add_option("--timeout-ms", tune.timeout_ms, "a candidate that runs longer is recorded as a timeout")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--min-repeat-ms", tune.min_repeat_ms, "time each candidate for at least this long (default 100)")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
+  tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");
+  tune_cmd->add_option("--batch", tune.batch, "candidates measured per round")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--jobs,-j", tune.jobs, "parallel builders (default: one per core)")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--threads,-t", tune.threads, "threads a kernel runs with (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--seed", tune.seed, "search seed");
+  add_optimize_flags(tune_cmd, tune.optimize);
+
+  tessel::CompileCommandOptions compile;
+  CLI::App *compile_cmd = app.add_subcommand(
+      "compile", "Compile a model with its tuned schedules into a deployable artifact directory (model.tsl)");
+  compile_cmd->add_option("model", compile.model_path, "model.onnx")->required();
+  compile_cmd->add_option("--target", compile.target, "compilation target: llvm (host CPU), cuda or cuda -arch=sm_XY (kernels, weights and arena on an NVIDIA GPU)");
+  compile_cmd->add_option("--db", compile.db_path, "tuning database to take the best records from (default ./tessel.db if present)");
+  compile_cmd->add_option("--log", compile.log_path, "tuning log (JSON lines, from `tessel db export`) instead of a database");
+  compile_cmd->add_option("--output,-o", compile.output_path, "artifact directory to write (replaced atomically)");
+  compile_cmd->add_flag("--json", compile.json, "machine-readable summary on stdout");
+  compile_cmd->add_option("--select-in-graph", compile.select_in_graph,
+                          "run up to K tuned records per task inside the model on this machine and deploy, per task, "
+                          "the one its calls run fastest with there (0: the fastest alone)")
+      ->check(CLI::Range(0, 32));
+  compile_cmd->add_option("--threads", compile.threads, "threads for --select-in-graph runs (default: HL_NUM_THREADS or all cores)");
+  compile_cmd->add_option("--ptx", compile.ptx_dir,
+                          "with --target cuda: write each task's PTX into this directory (assembled by ptxas when found)");
+  add_optimize_flags(compile_cmd, compile.optimize);
+
+  tessel::BenchOptions bench;
+  CLI::App *bench_cmd = app.add_subcommand(
+      "bench", "Time a kernel (or every task of a model) against OpenBLAS, oneDNN, Halide's Adams2019 and the default schedule");
+  bench_cmd->add_option("kernel", bench.kind,
+                        "matmul, conv, depthwise, softmax, layernorm, reduce_sum|mean|max, elementwise; or model.onnx");
+  bench_cmd->add_option("sizes", bench.spec,
+                        "matmul MxNxK or BxMxNxK; conv N,C,H,W,K,R,S[,stride[,pad[,groups]]]; depthwise "
+                        "N,C,H,W,R,S[,stride[,pad]]; others AxB[x...]");
+  bench_cmd->add_option("--task", bench.task_key, "a workload key of the database instead of a kernel");
+  bench_cmd->add_flag("--bias-relu", bench.bias_relu, "matmul/conv/depthwise: fuse a bias add and a ReLU");
+  bench_cmd->add_option("--chain", bench.chain, "elementwise steps, e.g. add,relu,mul (default)")->delimiter(',');
+  bench_cmd->add_option("--target", bench.target, "compilation target (llvm)");
+  bench_cmd->add_option("--db", bench.db_path, "tuning database (default ./tessel.db)");
+  bench_cmd->add_option("--trials", bench.trials, "tune first, until each kernel has this many searched records")
+      ->check(CLI::NonNegativeNumber);
+  bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
+  bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(CLI::PositiveNumber);
+  bench_cmd->add_flag("--remeasure-peak", bench.remeasure_peak, "measure the machine's peaks again instead of the cache");
+  bench_cmd->add_flag("--json", bench.json, "machine-readable output");
+  add_optimize_flags(bench_cmd, bench.optimize);
+  bench.argv = argv;
+
+  tessel::ReportOptions report;
+  CLI::App *report_cmd =
+      app.add_subcommand("report", "Write the tuning database as one self-contained HTML page (curves, time split, cost model, loop nests)");
+  report_cmd->add_option("--db", report.db_path, "tuning database (default ./tessel.db)");
+  report_cmd->add_option("--model", report.model_path, "model.onnx: only its tasks, with their weights (default: every workload)");
+  report_cmd->add_option("--target", report.target, "target whose records are shown (llvm)");
+  report_cmd->add_option("--output,-o", report.output_path, "HTML file to write (default report.html)");
+  add_optimize_flags(report_cmd, report.optimize);
+
+  tessel::DbOptions db;
+  CLI::App *db_cmd = tessel::add_db_command(app, db);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  run.optimize.target = run.target;  // one --target decides both the passes and the kernels
+  if (*run_cmd) return tessel::is_artifact_path(run.model_path) ? tessel::run_artifact_command(run) : tessel::run_command(run);
+  tune.optimize.target = tune.target;
+  compile.optimize.target = compile.target;
+  if (*inspect_cmd)
+    return tessel::is_artifact_path(inspect.model_path) ? tessel::inspect_artifact_command(inspect)
+                                                        : tessel::inspect_command(inspect);
+  if (*compile_cmd) return tessel::compile_command(compile);
+  if (*tune_cmd) return tessel::tune_command(tune);
+  if (*bench_cmd) return tessel::bench_command(bench);
+  if (*db_cmd) return tessel::db_command(db);
+  if (*report_cmd) return tessel::report_command(report);
+  return 2;
+}

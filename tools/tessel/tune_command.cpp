@@ -1,0 +1,119 @@
+// `tessel tune model.onnx --target llvm --trials 2000`: search schedules for every task of a
+// model, recording every measurement in the tuning database.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "codegen/cuda_device.h"
+#include "tools/tessel/commands.h"
+#include "tuner/benchmark_problems.h"
+#include "tuner/tune_model.h"
+
+namespace tessel {
+
+int tune_command(const TuneCommandOptions &options) {
+  if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+  auto target = parse_target(options.target);
+  if (!target.ok()) return fail(target.error().message);
+  if (target->kind == Target::Kind::Cuda) {
+    // Tuning measures on this machine's GPU; records are keyed by its architecture.
+    auto device = query_cuda_device();
+    if (!device.ok())
+      return fail("tuning for --target cuda measures on a CUDA GPU, and none is usable here: " + device.error().message);
+    const std::string arch = "sm_" + std::to_string(device->capability());
+    if (!target->mcpu.empty() && target->mcpu != arch)
+      return fail("--target names " + target->mcpu + " but this machine's GPU is " + device->describe() +
+                  "; tuning measures on it");
+    target->mcpu = arch;
+    std::fprintf(stderr, "GPU: %s\n", device->describe().c_str());
+  }
+  if (options.trials < 1) return fail("--trials must be at least 1");
+  if (options.model_path.empty() == options.op.empty())
+    return fail("tune takes a model, or --op with --shape for one kernel (not both)");
+  if (!options.op.empty() && options.shape.empty()) return fail("--op needs --shape");
+  Result<Graph> graph = make_error("");
+  if (!options.op.empty()) {
+    auto kernel = make_benchmark_graph(options.op, options.shape);
+    if (!kernel.ok()) return fail(kernel.error().message);
+    graph = optimize_as_told(*kernel.value(), options.optimize);
+  } else {
+    graph = load_optimized_model(options.model_path, options.optimize);
+  }
+  if (!graph.ok()) return fail(graph.error().message);
+  auto db = TuningDatabase::open(options.db_path);
+  if (!db.ok()) return fail(db.error().message);
+
+  TuneOptions tune;
+  tune.trials = options.trials;
+  tune.batch = options.batch;
+  tune.seed = options.seed;
+  tune.measure.jobs = options.jobs;
+  if (options.timeout_ms > 0) tune.measure.run_timeout_seconds = options.timeout_ms / 1e3;
+  if (options.min_repeat_ms > 0) tune.measure.timing.min_seconds = options.min_repeat_ms / 1e3;
+  // On a terminal one status line is redrawn (trials, the round's task, estimated model
+  // latency, ETA); otherwise every round is a plain log line.
+  const bool terminal = ::isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  std::string last_line;
+  tune.log = [&](const std::string &line) {
+    if (!terminal || line.empty() || line[0] != '[') {
+      std::fprintf(stderr, "%s%s\n", terminal && !last_line.empty() ? "\n" : "", line.c_str());
+      last_line.clear();
+      return;
+    }
+    last_line = line.substr(0, line.find("; round:"));
+  };
+  tune.on_round = [&](int done, double latency_seconds) {
+    if (!terminal) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = done > 0 ? elapsed / done * (options.trials - done) : 0;
+    // The round's own line arrives after on_round: show the previous one with the totals.
+    std::fprintf(stderr, "\r\033[K%d/%d trials, %.0f s elapsed, ETA %.0f s, model latency %.3f ms | %s", done,
+                 options.trials, elapsed, eta, latency_seconds * 1e3, last_line.substr(0, 90).c_str());
+    std::fflush(stderr);
+  };
+  auto summary = tune_model(graph.value(), target.value(), db.value(), tune);
+  if (terminal) std::fprintf(stderr, "\n");
+  if (!summary.ok()) return fail(summary.error().message);
+
+  std::printf("%-16s %-28s %6s %7s %12s %12s %8s %10s %7s\n", "key", "ops", "weight", "trials", "built-in ms", "best ms",
+              "speedup", "GFLOP/s", "share");
+  double total_best = 0;
+  for (const TaskTuneSummary &t : summary->tasks)
+    if (t.skipped.empty()) total_best += t.weight * std::min(t.best_seconds > 0 ? t.best_seconds : t.builtin_seconds, t.builtin_seconds);
+  double before = 0, after = 0;
+  for (const TaskTuneSummary &t : summary->tasks) {
+    std::string ops = t.ops.size() > 28 ? t.ops.substr(0, 25) + "..." : t.ops;
+    if (!t.skipped.empty()) {
+      std::printf("%-16s %-28s %6d  skipped: %s\n", t.workload_key.c_str(), ops.c_str(), t.weight, t.skipped.c_str());
+      continue;
+    }
+    const double best = t.best_seconds > 0 ? t.best_seconds : t.builtin_seconds;
+    before += t.weight * t.builtin_seconds;
+    after += t.weight * std::min(best, t.builtin_seconds);
+    const double deployed = std::min(best, t.builtin_seconds);
+    std::printf("%-16s %-28s %6d %7d %12.3f %12.3f %7.2fx %10.1f %6.1f%%\n", t.workload_key.c_str(), ops.c_str(), t.weight,
+                t.trials, t.builtin_seconds * 1e3, best * 1e3, best > 0 ? t.builtin_seconds / best : 0.0,
+                deployed > 0 ? t.flops / deployed / 1e9 : 0.0, total_best > 0 ? 100.0 * t.weight * deployed / total_best : 0.0);
+  }
+  std::printf("\n%d candidates measured (%d failed) in %.1f s; sum of task latencies %.3f ms built-in -> %.3f ms tuned "
+              "(%.2fx); records in %s\n",
+              summary->measured, summary->failed, summary->wall_seconds, before * 1e3, after * 1e3,
+              after > 0 ? before / after : 0.0, options.db_path.c_str());
+  std::printf("%.2f trials/s; share = the task's part of the tuned model latency (weight x best)\n",
+              summary->measured / std::max(summary->wall_seconds, 1e-9));
+  // Nothing could be tuned (on a GPU, typically: no kernel runs there): an error, not a
+  // successful run with an empty table.
+  const bool all_skipped =
+      !summary->tasks.empty() && std::all_of(summary->tasks.begin(), summary->tasks.end(),
+                                             [](const TaskTuneSummary &t) { return !t.skipped.empty(); });
+  if (all_skipped)
+    return fail("no task could be tuned (" + std::to_string(summary->tasks.size()) + " skipped; the first: " +
+                summary->tasks.front().skipped + ")");
+  return 0;
+}
+
+}  // namespace tessel

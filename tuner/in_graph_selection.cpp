@@ -1,0 +1,372 @@
+#include "tuner/in_graph_selection.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "deploy/module.h"
+#include "executor/model_inputs.h"
+
+namespace tessel {
+namespace {
+
+/// How a schedule splits its work across threads: its parallel steps, loop names and all.
+/// Names encode which axes were fused in which order, not the tile sizes.
+std::string parallel_signature(const std::string &schedule_text) {
+  std::istringstream in(schedule_text);
+  std::string line, signature;
+  while (std::getline(in, line))
+    if (line.rfind("parallel ", 0) == 0) signature += line + "\n";
+  return signature;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+class Trial {
+ public:
+  Trial(Module module, std::vector<Tensor> inputs) : module_(std::move(module)), inputs_(std::move(inputs)) {}
+
+  void use(const TaskAlternatives &task, size_t alternative) {
+    const KernelAlternative &alt = task.alternatives[alternative];
+    for (size_t i = 0; i < task.steps.size(); ++i) module_.use_kernel(task.steps[i], alt.symbols[i]);
+  }
+
+  /// Per run, the summed time of kernel calls `calls` (all of them when empty).
+  std::vector<double> run(int runs, const std::vector<int> &calls) {
+    module_.clear_kernel_times();
+    for (int r = 0; r < runs; ++r) module_.run(inputs_);
+    std::vector<double> sums(static_cast<size_t>(runs), 0.0);
+    const std::vector<KernelTimes> times = module_.kernel_times();
+    auto add = [&](const KernelTimes &k) {
+      for (size_t r = 0; r < sums.size() && r < k.ms.size(); ++r) sums[r] += k.ms[r];
+    };
+    if (calls.empty())
+      for (const KernelTimes &k : times) add(k);
+    else
+      for (int c : calls) add(times[static_cast<size_t>(c)]);
+    return sums;
+  }
+
+  /// Per kernel call, its median time over `runs` runs.
+  std::vector<double> call_medians(int runs) {
+    module_.clear_kernel_times();
+    for (int r = 0; r < runs; ++r) module_.run(inputs_);
+    std::vector<double> out;
+    for (const KernelTimes &k : module_.kernel_times()) out.push_back(median(k.ms));
+    return out;
+  }
+
+  int kernel_count() const { return module_.kernel_count(); }
+  std::vector<Tensor> outputs() { return module_.run(inputs_); }
+
+ private:
+  Module module_;
+  std::vector<Tensor> inputs_;
+};
+
+/// Whether two runs' outputs agree: floats within 1e-4 relative L2 (schedules reorder
+/// sums), everything else exactly.
+bool outputs_agree(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].dtype() != b[i].dtype() || a[i].shape() != b[i].shape()) return false;
+    if (a[i].dtype() != DType::Float32) {
+      if (std::memcmp(a[i].data(), b[i].data(), a[i].bytes()) != 0) return false;
+      continue;
+    }
+    const float *x = static_cast<const float *>(a[i].data()), *y = static_cast<const float *>(b[i].data());
+    double diff = 0, norm = 0;
+    for (int64_t k = 0; k < a[i].numel(); ++k) {
+      diff += (double(x[k]) - y[k]) * (double(x[k]) - y[k]);
+      norm += double(y[k]) * y[k];
+    }
+    if (!(diff <= 1e-8 * std::max(norm, 1e-30))) return false;  // also false for NaN
+  }
+  return true;
+}
+
+// What the measuring child tells its parent, in order: which alternative it is about to
+// run (so that a crash or hang names it), which ones computed something else, and at the
+// end the median per alternative.
+enum class Message : char { Trying = 'T', Wrong = 'W', Medians = 'M' };
+
+void write_all(int fd, const void *data, size_t bytes) {
+  const char *p = static_cast<const char *>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::write(fd, p, bytes);
+    if (n <= 0) return;
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+}
+
+void send(int fd, Message m, uint32_t index) {
+  char buffer[5];
+  buffer[0] = static_cast<char>(m);
+  std::memcpy(buffer + 1, &index, 4);
+  write_all(fd, buffer, sizeof(buffer));
+}
+
+/// The child's work: check every alternative's outputs against the current schedule's,
+/// then time the calls `calls` under each in interleaved rounds.
+void measure_and_report(Trial &trial, const TaskAlternatives &task, const std::vector<int> &calls,
+                        const InGraphSelectionOptions &options, const std::vector<std::string> &excluded, int fd) {
+  const size_t n = task.alternatives.size();
+  std::vector<bool> skip(n);
+  for (size_t a = 0; a < n; ++a) skip[a] = !excluded[a].empty();
+  send(fd, Message::Trying, 0);
+  trial.use(task, 0);
+  const std::vector<Tensor> reference = trial.outputs();
+  for (size_t a = 1; a < n; ++a) {
+    if (skip[a]) continue;
+    send(fd, Message::Trying, static_cast<uint32_t>(a));
+    trial.use(task, a);
+    if (!outputs_agree(trial.outputs(), reference)) {
+      send(fd, Message::Wrong, static_cast<uint32_t>(a));
+      skip[a] = true;
+    }
+  }
+  std::vector<std::vector<double>> samples(n);
+  for (int round = 0; round < options.rounds; ++round)
+    for (size_t i = 0; i < n; ++i) {
+      const size_t a = (i + static_cast<size_t>(round)) % n;  // rotate who goes first
+      if (skip[a]) continue;
+      send(fd, Message::Trying, static_cast<uint32_t>(a));
+      trial.use(task, a);
+      std::vector<double> sums = trial.run(options.runs_per_round, calls);
+      samples[a].insert(samples[a].end(), sums.begin(), sums.end());
+    }
+  std::vector<double> medians(n, std::numeric_limits<double>::infinity());
+  for (size_t a = 0; a < n; ++a)
+    if (!skip[a]) medians[a] = median(samples[a]);
+  const char tag = static_cast<char>(Message::Medians);
+  write_all(fd, &tag, 1);
+  write_all(fd, medians.data(), n * sizeof(double));
+}
+
+/// Times the task's alternatives in a forked child, so that a schedule that crashes or
+/// hangs in the graph costs only itself: it is noted in `excluded` and the child runs
+/// again without it. Alternative 0 (the tuner's fastest) failing is an error.
+Result<std::vector<double>> measure_in_child(Trial &trial, const TaskAlternatives &task, const std::vector<int> &calls,
+                                             const InGraphSelectionOptions &options, double run_ms,
+                                             std::vector<std::string> &excluded) {
+  const size_t n = task.alternatives.size();
+  const double budget_s =
+      options.child_timeout_seconds > 0
+          ? options.child_timeout_seconds
+          : 30.0 + 50.0 * static_cast<double>(n) * (options.rounds * options.runs_per_round + 2) * run_ms / 1e3;
+  for (;;) {
+    int fds[2];
+    if (::pipe(fds) != 0) return make_error(std::string("in-graph selection: pipe: ") + std::strerror(errno));
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return make_error(std::string("in-graph selection: fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      // A crash ends the child quietly, whatever handlers the parent installed.
+      for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
+      try {
+        measure_and_report(trial, task, calls, options, excluded, fds[1]);
+      } catch (...) {
+        ::_exit(3);
+      }
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string received;
+    bool timed_out = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(budget_s);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        ::kill(pid, SIGKILL);
+        break;
+      }
+      pollfd p{fds[0], POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) <= 0) continue;
+      char buffer[4096];
+      const ssize_t got = ::read(fds[0], buffer, sizeof(buffer));
+      if (got <= 0) break;
+      received.append(buffer, static_cast<size_t>(got));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+
+    // Replay the messages.
+    size_t trying = 0, at = 0;
+    std::vector<double> medians;
+    while (at < received.size()) {
+      const Message m = static_cast<Message>(received[at]);
+      if (m == Message::Medians) {
+        if (received.size() - at - 1 < n * sizeof(double)) break;
+        medians.resize(n);
+        std::memcpy(medians.data(), received.data() + at + 1, n * sizeof(double));
+        at += 1 + n * sizeof(double);
+        continue;
+      }
+      if (received.size() - at < 5) break;
+      uint32_t index = 0;
+      std::memcpy(&index, received.data() + at + 1, 4);
+      at += 5;
+      if (index >= n) break;
+      if (m == Message::Trying) trying = index;
+      if (m == Message::Wrong) excluded[index] = "its outputs differ from the fastest schedule's";
+    }
+    const bool clean = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && medians.size() == n;
+    if (clean) return medians;
+    std::string why = timed_out ? "hung (no result after " + std::to_string(static_cast<int>(budget_s)) + " s)"
+                      : WIFSIGNALED(status) ? std::string("crashed: ") + strsignal(WTERMSIG(status))
+                                            : "failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+    if (trying == 0)
+      return make_error("in-graph selection: " + task.ops + " (" + task.workload_key + ") with its fastest record " +
+                        task.alternatives[0].schedule.schedule_hash + " " + why);
+    excluded[trying] = why;
+  }
+}
+
+std::string describe(const TaskAlternatives &task, const TaskSelection &s) {
+  char line[320];
+  std::snprintf(line, sizeof(line), "%-28s %s: %zu schedules; in the graph %.4f ms with the fastest alone (%.4f ms)",
+                task.ops.c_str(), task.workload_key.c_str(), task.alternatives.size(), s.affected_ms[0], s.alone_ms[0]);
+  std::string text = line;
+  if (s.chosen == 0) return text + ", kept";
+  std::snprintf(line, sizeof(line), " -> %.4f ms with %s (%.4f ms alone)", s.affected_ms[s.chosen],
+                task.alternatives[s.chosen].schedule.schedule_hash.c_str(), s.alone_ms[s.chosen]);
+  return text + line;
+}
+
+}  // namespace
+
+std::vector<DeployedSchedule> alternatives_to_try(const std::vector<TuningRecord> &fastest_first, int k,
+                                                  double max_slowdown) {
+  std::vector<const TuningRecord *> picked;
+  std::set<std::string> signatures;
+  if (fastest_first.empty() || k <= 0) return {};
+  const double limit = fastest_first.front().median_seconds.value_or(0) * max_slowdown;
+  auto worth = [&](const TuningRecord &r) { return r.median_seconds && *r.median_seconds <= limit; };
+  // First the fastest of every way to split the work, then the fastest of the rest.
+  for (const TuningRecord &r : fastest_first)
+    if (static_cast<int>(picked.size()) < k && worth(r) && signatures.insert(parallel_signature(r.schedule_text)).second)
+      picked.push_back(&r);
+  for (const TuningRecord &r : fastest_first)
+    if (static_cast<int>(picked.size()) < k && worth(r) && std::find(picked.begin(), picked.end(), &r) == picked.end())
+      picked.push_back(&r);
+  std::sort(picked.begin(), picked.end(), [&](const TuningRecord *a, const TuningRecord *b) {
+    return (a - fastest_first.data()) < (b - fastest_first.data());
+  });
+  std::vector<DeployedSchedule> out;
+  for (const TuningRecord *r : picked) out.push_back({r->schedule_text, r->schedule_hash, r->median_seconds});
+  return out;
+}
+
+Result<InGraphSelection> select_in_graph(const std::string &trial_artifact, const std::vector<TaskAlternatives> &tasks,
+                                         const InGraphSelectionOptions &options) {
+  auto log = [&](const std::string &line) {
+    if (options.log) options.log(line);
+  };
+  ModuleOptions module_options;
+  module_options.threads = options.threads;
+  module_options.profile = true;
+  std::vector<Tensor> inputs;
+  Result<Trial> trial = make_error("");
+  try {
+    Module module = Module::load(trial_artifact, module_options);
+    for (size_t i = 0; i < module.inputs().size(); ++i) {
+      const TensorDesc &d = module.inputs()[i];
+      inputs.push_back(random_tensor(TensorType{d.dtype, d.shape}, 1000 + i));
+    }
+    trial = Trial(std::move(module), std::move(inputs));
+    for (int r = 0; r < 3; ++r) trial->run(options.runs_per_round, {});  // warm up
+  } catch (const ModuleError &e) {
+    return make_error(std::string("in-graph selection: ") + e.what());
+  }
+
+  // Every task's calls, and which calls its schedule affects: its own, and the next call
+  // after each (the consumer that reads what it wrote, most often).
+  const int calls = trial->kernel_count();
+  std::vector<double> task_ms(tasks.size(), 0.0);
+  double run_ms = 0;
+  {
+    const std::vector<double> per_call = trial->call_medians(options.rounds * options.runs_per_round);
+    for (double ms : per_call) run_ms += ms;
+    for (size_t t = 0; t < tasks.size(); ++t)
+      for (int s : tasks[t].steps) task_ms[t] += per_call[static_cast<size_t>(s)];
+  }
+  std::vector<size_t> order(tasks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return task_ms[a] > task_ms[b]; });
+
+  InGraphSelection result;
+  std::vector<size_t> chosen(tasks.size(), 0);
+  for (size_t t : order) {
+    const TaskAlternatives &task = tasks[t];
+    if (task.alternatives.size() < 2) continue;
+    std::set<int> affected;
+    for (int s : task.steps) {
+      affected.insert(s);
+      if (s + 1 < calls) affected.insert(s + 1);
+    }
+    const std::vector<int> affected_calls(affected.begin(), affected.end());
+    std::vector<std::string> excluded(task.alternatives.size());
+    auto measured = measure_in_child(*trial, task, affected_calls, options, run_ms, excluded);
+    if (!measured.ok()) return measured.error();
+    TaskSelection selection{task.workload_key, task.ops, 0, measured.value(), {}, excluded};
+    for (const KernelAlternative &alt : task.alternatives)
+      selection.alone_ms.push_back(alt.schedule.median_seconds.value_or(0) * 1e3);
+    for (size_t a = 0; a < excluded.size(); ++a)
+      if (!excluded[a].empty())
+        log(task.ops + " " + task.workload_key + ": schedule " + task.alternatives[a].schedule.schedule_hash +
+            " left out: " + excluded[a]);
+    const std::vector<double> &ms = selection.affected_ms;
+    const size_t fastest = static_cast<size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
+    if (ms[fastest] < ms[0] * (1.0 - options.min_gain)) selection.chosen = fastest;
+    chosen[t] = selection.chosen;
+    trial->use(task, selection.chosen);
+    log(describe(task, selection));
+    result.tasks.push_back(std::move(selection));
+  }
+
+  try {
+    // Whole runs, every task at its fastest-alone schedule against the chosen ones, interleaved.
+    std::vector<double> before, after;
+    for (int round = 0; round < options.rounds; ++round) {
+      for (const TaskAlternatives &task : tasks)
+        if (!task.alternatives.empty()) trial->use(task, 0);
+      std::vector<double> b = trial->run(options.runs_per_round, {});
+      before.insert(before.end(), b.begin(), b.end());
+      for (size_t t = 0; t < tasks.size(); ++t)
+        if (!tasks[t].alternatives.empty()) trial->use(tasks[t], chosen[t]);
+      std::vector<double> a = trial->run(options.runs_per_round, {});
+      after.insert(after.end(), a.begin(), a.end());
+    }
+    result.latency_before_ms = median(before);
+    result.latency_after_ms = median(after);
+  } catch (const ModuleError &e) {
+    return make_error(std::string("in-graph selection: ") + e.what());
+  }
+  return result;
+}
+
+}  // namespace tessel

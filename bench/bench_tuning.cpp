@@ -161,9 +161,9 @@ int main(int argc, char **argv) {
   for (const auto &[kind, spec] : kernels) {
     auto graph = make_benchmark_graph(kind, spec);
     if (!graph.ok()) return 1;
-    auto task = make_task_instance(graph.value(), partition_graph(*graph.value()).front());
+    auto task = make_task(graph.value(), partition_graph(*graph.value()).front());
     if (!task.ok()) return 1;
-    const double flops = static_cast<double>(task_flops(task.value()));
+    const double flops = static_cast<double>(task->flops);
     if (kernel_filter.find(kind) == std::string::npos) continue;
     // Both searches run at once, taking turns round by round; wall seconds count each
     // search's own turns.

@@ -43,7 +43,7 @@ std::shared_ptr<const Graph> one_node_graph(const std::string &op, const Shape &
 
 /// A row running `kernel` on `input`, checked against `reference`.
 KernelRow kernel_row(const std::string &kernel_label, const std::string &name, double flops, JitKernel kernel,
-                     const TaskInstance &task, Tensor input, const std::vector<float> *reference, std::string setup) {
+                     const Task &task, Tensor input, const std::vector<float> *reference, std::string setup) {
   KernelRow row;
   row.kernel = kernel_label;
   row.name = name;
@@ -69,13 +69,13 @@ KernelRow kernel_row(const std::string &kernel_label, const std::string &name, d
 /// The tuned schedule of the graph's one task: tunes until the database holds
 /// `options.trials` searched records, then re-measures its five best and returns the
 /// fastest (null: the built-in schedule won). `setup` says where the records came from.
-Result<std::optional<Schedule>> tuned_schedule(std::shared_ptr<const Graph> graph, const TaskInstance &task,
+Result<std::optional<Schedule>> tuned_schedule(std::shared_ptr<const Graph> graph, const Task &task,
                                                const TesselRowOptions &options, std::string &setup) {
   auto db = TuningDatabase::open(options.db_path);
   if (!db.ok()) return db.error();
   const Target target;
   const std::string target_text = target.to_string();
-  const std::string key = extract_tasks(*graph, partition_graph(*graph)).front().workload_key;
+  const std::string key = distinct_workloads(*graph, partition_graph(*graph)).front().workload_key;
   auto searched = [&]() -> Result<int> {
     auto hashes = db->measured_hashes(key, target_text);
     if (!hashes.ok()) return hashes.error();
@@ -146,7 +146,7 @@ std::vector<KernelRow> rows_for(const std::string &kernel_label, double flops, s
   auto laid_out = optimize_graph(*graph);
   if (!laid_out.ok()) return {unavailable_row(kernel_label, "tessel", laid_out.error().message)};
   graph = std::make_shared<const Graph>(std::move(laid_out.value()));
-  auto task = make_task_instance(graph, partition_graph(*graph).front());
+  auto task = make_task(graph, partition_graph(*graph).front());
   if (!task.ok()) return {unavailable_row(kernel_label, "tessel", task.error().message)};
   std::vector<KernelRow> rows;
   // Everything that forks measuring workers runs before this process runs a kernel itself.

@@ -61,7 +61,11 @@ Result<JitKernel> get_or_compile_kernel(const Node &node, int64_t opset,
 Result<JitKernel> get_or_compile_group_kernel(const std::string &key, const Graph &graph, const FusedGroup &group,
                                               const GroupSignature &signature, const Target &target) {
   return get_or_compile(
-      target.to_string() + "|group|" + key, [&] { return build_group_pipeline(graph, group, signature); }, target);
+      target.to_string() + "|group|" + key,
+      [&]() -> Result<std::shared_ptr<NodePipeline>> {
+        return build_pipeline(make_kernel_task(borrow_graph(graph), group, signature), nullptr, target);
+      },
+      target);
 }
 
 Result<JitKernel> get_or_compile_tuned_group_kernel(const std::string &key, const std::string &schedule_text,
@@ -72,7 +76,7 @@ Result<JitKernel> get_or_compile_tuned_group_kernel(const std::string &key, cons
       [&]() -> Result<std::shared_ptr<NodePipeline>> {
         auto schedule = parse_schedule(schedule_text);
         if (!schedule.ok()) return schedule.error();
-        return build_scheduled_group_pipeline(graph, group, signature, schedule.value());
+        return build_pipeline(make_kernel_task(borrow_graph(graph), group, signature), &schedule.value(), target);
       },
       target);
 }

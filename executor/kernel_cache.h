@@ -7,6 +7,7 @@
 #include "codegen/jit_kernel.h"
 #include "graph/ir/graph.h"
 #include "task/group_pipeline.h"
+#include "task/task.h"
 #include "task/kernel_key.h"
 
 namespace tessel {

@@ -22,12 +22,6 @@ struct GpuRow {
   std::vector<double> medians;  // one per round
 };
 
-int64_t task_flops(const TaskInstance &task) {
-  int64_t flops = 0;
-  for (int n : task.group.nodes) flops += node_flops(*task.graph, n);
-  return flops;
-}
-
 }  // namespace
 
 Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const CudaDeviceInfo &device,
@@ -81,7 +75,7 @@ Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &targ
         row.medians.push_back(timed->median);
       }
 
-    const int64_t flops = task_flops(task.task);
+    const int64_t flops = task.task.flops;
     if (options.json) {
       json.begin_object();
       json.key("label").value(task.label);

@@ -15,7 +15,7 @@ namespace {
 /// Reads the task's graph around its group: who produces what, which external input a tensor is.
 class GroupView {
  public:
-  GroupView(const TaskInstance &task, const std::vector<Tensor> &inputs) : task_(task), inputs_(inputs) {
+  GroupView(const Task &task, const std::vector<Tensor> &inputs) : task_(task), inputs_(inputs) {
     for (size_t i = 0; i < task.signature.inputs.size(); ++i) input_index_[task.signature.inputs[i]] = i;
   }
   const Graph &graph() const { return *task_.graph; }
@@ -50,7 +50,7 @@ class GroupView {
   }
 
  private:
-  const TaskInstance &task_;
+  const Task &task_;
   const std::vector<Tensor> &inputs_;
   std::map<int, size_t> input_index_;
 };
@@ -235,12 +235,12 @@ Result<void> describe_row_op(const GroupView &view, bench::PeerProblem &problem)
 
 }  // namespace
 
-Result<bench::PeerProblem> peer_problem_for_task(const TaskInstance &task, const std::vector<Tensor> &inputs,
+Result<bench::PeerProblem> peer_problem_for_task(const Task &task, const std::vector<Tensor> &inputs,
                                                  const std::vector<float> *reference) {
   GroupView view(task, inputs);
   bench::PeerProblem problem;
   problem.reference = reference;
-  problem.flops = static_cast<double>(task_flops(task));
+  problem.flops = static_cast<double>(task.flops);
   problem.bytes = task_compulsory_bytes(task);
   if (task.signature.outputs.size() != 1) return make_error("tasks with several outputs have no peer here");
   problem.output_shape = task.signature.types.at(task.signature.outputs[0]).shape;
@@ -253,7 +253,7 @@ Result<bench::PeerProblem> peer_problem_for_task(const TaskInstance &task, const
   return problem;
 }
 
-double task_compulsory_bytes(const TaskInstance &task) {
+double task_compulsory_bytes(const Task &task) {
   double bytes = 0;
   for (int t : task.signature.inputs) bytes += shape_numel(task.signature.types.at(t).shape) * dtype_size(task.signature.types.at(t).dtype);
   for (int t : task.signature.outputs) bytes += shape_numel(task.signature.types.at(t).shape) * dtype_size(task.signature.types.at(t).dtype);

@@ -22,7 +22,7 @@ std::string seconds_text(double s) {
 
 /// A row running a compiled tessel kernel on the bench's inputs into its own outputs.
 bench::KernelRow kernel_row(const std::string &label, const std::string &name, JitKernel kernel,
-                            const std::shared_ptr<TaskBench> &bench, const TaskInstance &task) {
+                            const std::shared_ptr<TaskBench> &bench, const Task &task) {
   bench::KernelRow row;
   row.kernel = label;
   row.name = name;
@@ -50,10 +50,10 @@ bench::KernelRow kernel_row(const std::string &label, const std::string &name, J
 }  // namespace
 
 Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const BenchRowOptions &options) {
-  const TaskInstance &task = bt.task;
+  const Task &task = bt.task;
   auto bench = std::make_shared<TaskBench>();
   bench->inputs = task_inputs(task, 7);
-  bench->flops = static_cast<double>(task_flops(task));
+  bench->flops = static_cast<double>(task.flops);
   bench->bytes = task_compulsory_bytes(task);
 
   // The reference: the default (built-in) schedule, the schedule the conformance tests judge.

@@ -12,7 +12,7 @@
 #include "codegen/jit_kernel.h"
 #include "codegen/target.h"
 #include "peers/kernel_row.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 
 namespace tessel {
 
@@ -22,7 +22,7 @@ struct BenchTask {
   std::string workload_key;
   std::string ops;           // "Conv+Relu"
   int weight = 1;            // occurrences in the model
-  TaskInstance task;
+  Task task;
   std::optional<JitKernel> tuned;  // the best record's kernel, compiled when it was picked; none: no record
   std::string tuned_source;       // where it came from ("record 12 of 1000 ...")
 };

@@ -12,7 +12,7 @@
 #include "graph/fusion/workload_graph.h"
 #include "schedule/schedule_ir.h"
 #include "schedule/schedule_tree.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tuner/cost_model.h"
 #include "tuner/features.h"
 #include "tuner/ranking_metrics.h"
@@ -30,14 +30,14 @@ std::string output_type_of_group(const Graph &graph, const FusedGroup &group) {
   return outputs.empty() || outputs[0] == kNoTensor ? "" : graph.tensors[outputs[0]].type.to_string();
 }
 
-/// A task's graph and group, from which its TaskInstance (loop nests) is made.
+/// A task's graph and group, from which its Task (loop nests) is made.
 struct TaskSource {
   std::shared_ptr<const Graph> graph;
   FusedGroup group;
 };
 
 Result<std::string> render_loop_nest(const TaskSource &source, const std::string &schedule_text) {
-  auto task = make_task_instance(source.graph, source.group);
+  auto task = make_task(source.graph, source.group);
   if (!task.ok()) return make_error("cannot rebuild the task: " + task.error().message);
   auto schedule = parse_schedule(schedule_text);
   if (!schedule.ok()) return make_error("the schedule does not parse: " + schedule.error().message);
@@ -279,7 +279,7 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
   std::vector<TaskSource> sources;
   if (options.model) {
     const Graph &graph = *options.model;
-    for (const Task &t : extract_tasks(graph, partition_graph(graph))) {
+    for (const Workload &t : distinct_workloads(graph, partition_graph(graph))) {
       ReportTask task;
       task.index = static_cast<int>(data.tasks.size());
       task.workload_key = t.workload_key;
@@ -302,7 +302,7 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
       TaskSource source;
       if (auto rebuilt = graph_from_workload_text(task.workload_text); rebuilt.ok()) {
         const WorkloadGraph &w = rebuilt.value();
-        const std::vector<Task> tasks = extract_tasks(*w.graph, {w.group});
+        const std::vector<Workload> tasks = distinct_workloads(*w.graph, {w.group});
         if (!tasks.empty()) task.flops = tasks.front().flops;
         task.ops = group_ops_text(*w.graph, w.group);
         task.output_type = output_type_of_group(*w.graph, w.group);

@@ -14,7 +14,7 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-Result<Timing> time_task(const JitKernel &kernel, const TaskInstance &task, const std::vector<Tensor> &inputs,
+Result<Timing> time_task(const JitKernel &kernel, const Task &task, const std::vector<Tensor> &inputs,
                          const TimingOptions &options) {
   std::vector<const Tensor *> pointers;
   for (const Tensor &t : inputs) pointers.push_back(&t);

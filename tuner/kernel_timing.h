@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 
 namespace tessel {
 
@@ -22,7 +22,7 @@ struct Timing {
 };
 
 /// Times `kernel` on `inputs` (outputs are allocated once, reused by every run).
-Result<Timing> time_task(const JitKernel &kernel, const TaskInstance &task, const std::vector<Tensor> &inputs,
+Result<Timing> time_task(const JitKernel &kernel, const Task &task, const std::vector<Tensor> &inputs,
                          const TimingOptions &options = {});
 
 /// Median of values (0 when empty).

@@ -139,7 +139,7 @@ MeasureResult collect(Worker &w, bool timed_out, const std::string &phase) {
 
 }  // namespace
 
-Measurer::Measurer(TaskInstance task, Target target, MeasureOptions options)
+Measurer::Measurer(Task task, Target target, MeasureOptions options)
     : task_(std::move(task)), target_(std::move(target)), options_(options) {
   if (options_.jobs <= 0) options_.jobs = std::max(1u, std::thread::hardware_concurrency());
   // A worker that dies before reading its go signal must not take the tuner down with it.

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "codegen/target.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tuner/kernel_timing.h"
 
 namespace tessel {
@@ -42,7 +42,7 @@ struct MeasureOptions {
 /// even the reference output comes from a worker.
 class Measurer {
  public:
-  Measurer(TaskInstance task, Target target, MeasureOptions options = {});
+  Measurer(Task task, Target target, MeasureOptions options = {});
   ~Measurer();
   Measurer(const Measurer &) = delete;
   Measurer &operator=(const Measurer &) = delete;
@@ -53,7 +53,7 @@ class Measurer {
   /// One result per schedule, in order.
   std::vector<MeasureResult> measure(const std::vector<Schedule> &schedules);
 
-  const TaskInstance &task() const { return task_; }
+  const Task &task() const { return task_; }
   const MeasureResult &baseline() const { return baseline_; }
 
  private:
@@ -61,7 +61,7 @@ class Measurer {
   /// reference run writes its outputs instead of comparing them.
   std::vector<MeasureResult> run_workers(const std::vector<const Schedule *> &schedules, bool reference_run);
 
-  TaskInstance task_;
+  Task task_;
   Target target_;
   MeasureOptions options_;
   std::vector<Tensor> inputs_;

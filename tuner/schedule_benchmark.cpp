@@ -8,12 +8,6 @@
 
 namespace tessel {
 
-int64_t task_flops(const TaskInstance &task) {
-  int64_t flops = 0;
-  for (int n : task.group.nodes) flops += node_flops(*task.graph, n);
-  return flops;
-}
-
 const MeasuredSchedule *ScheduleBenchmarkResult::best() const {
   const MeasuredSchedule *best = nullptr;
   for (const MeasuredSchedule &s : samples)
@@ -30,7 +24,7 @@ double ScheduleBenchmarkResult::median_compile_seconds() const {
 namespace {
 
 /// Compiles (timed), runs and checks one schedule; an error when it does not compile or run.
-Result<MeasuredSchedule> measure(const TaskInstance &task, const Schedule *schedule, const Target &target,
+Result<MeasuredSchedule> measure(const Task &task, const Schedule *schedule, const Target &target,
                                  const std::vector<Tensor> &inputs, const std::vector<Tensor> *reference,
                                  const TimingOptions &timing_options, bool *wrong) {
   MeasuredSchedule m;
@@ -53,10 +47,10 @@ Result<MeasuredSchedule> measure(const TaskInstance &task, const Schedule *sched
 
 }  // namespace
 
-Result<ScheduleBenchmarkResult> benchmark_schedules(const TaskInstance &task, const Target &target,
+Result<ScheduleBenchmarkResult> benchmark_schedules(const Task &task, const Target &target,
                                                     const ScheduleBenchmarkOptions &options) {
   ScheduleBenchmarkResult result;
-  result.flops = task_flops(task);
+  result.flops = task.flops;
   const std::vector<Tensor> inputs = task_inputs(task, options.seed);
   auto reference_kernel = compile_task(task, nullptr, target);
   if (!reference_kernel.ok()) return reference_kernel.error();

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "codegen/target.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tuner/kernel_timing.h"
 
 namespace tessel {
@@ -34,10 +34,8 @@ struct ScheduleBenchmarkResult {
   double median_compile_seconds() const;
 };
 
-Result<ScheduleBenchmarkResult> benchmark_schedules(const TaskInstance &task, const Target &target,
+Result<ScheduleBenchmarkResult> benchmark_schedules(const Task &task, const Target &target,
                                                     const ScheduleBenchmarkOptions &options);
 
-/// FLOPs of one run of the task (sum of its nodes').
-int64_t task_flops(const TaskInstance &task);
 
 }  // namespace tessel

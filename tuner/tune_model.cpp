@@ -30,8 +30,8 @@ namespace {
 
 /// One task being tuned.
 struct TaskState {
-  Task task;
-  std::unique_ptr<TaskInstance> instance;
+  Workload task;
+  std::unique_ptr<Task> instance;
   std::unique_ptr<Measurer> measurer;
 };
 
@@ -75,27 +75,27 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
   const ScheduleSpace space = target.kind == Target::Kind::Cuda ? ScheduleSpace::for_gpu(gpu_target_desc(target))
                                                                : ScheduleSpace::for_cpu(cpu_target_desc(target));
   auto shared = std::make_shared<const Graph>(graph);
-  const std::vector<Task> tasks = extract_tasks(*shared, partition_graph(*shared));
+  const std::vector<Workload> tasks = distinct_workloads(*shared, partition_graph(*shared));
 
   TuneSummary summary;
   std::vector<TaskState> states;
   std::vector<TaskProgress> progress;
-  for (const Task &task : tasks) {
+  for (const Workload &task : tasks) {
     TaskTuneSummary s;
     s.workload_key = task.workload_key;
     s.ops = group_ops_text(*shared, task.group);
     s.weight = task.weight;
-    auto instance = make_task_instance(shared, task.group);
+    auto instance = make_task(shared, task.group);
     if (!instance.ok()) {
       s.skipped = instance.error().message;
       summary.tasks.push_back(s);
       continue;
     }
-    s.flops = task_flops(instance.value());
+    s.flops = instance->flops;
     if (auto added = db.add_workload(task.workload_key, task.workload_text); !added.ok()) return added.error();
     TaskState state;
     state.task = task;
-    state.instance = std::make_unique<TaskInstance>(std::move(instance.value()));
+    state.instance = std::make_unique<Task>(std::move(instance.value()));
     state.measurer = std::make_unique<Measurer>(*state.instance, target, options.measure);
     auto baseline = state.measurer->prepare_reference();
     if (!baseline.ok()) {

@@ -311,32 +311,43 @@ std::string workload_text(const Graph &g, const FusedGroup &group) {
   return text;
 }
 
-std::vector<Task> extract_tasks(const Graph &graph, const std::vector<FusedGroup> &groups) {
-  std::vector<Task> tasks;
+std::vector<Workload> distinct_workloads(const Graph &graph, const std::vector<FusedGroup> &groups) {
+  std::vector<Workload> tasks;
   std::map<std::string, size_t> by_key;
   for (const FusedGroup &group : groups) {
     if (group.nodes.size() == 1 && runs_on_host(graph.nodes[group.nodes[0]].op_type)) continue;
-    const std::string key = workload_key(graph, group);
+    std::string text = workload_text(graph, group);
+    const std::string key = workload_key_of_text(text);
     auto it = by_key.find(key);
     if (it != by_key.end()) {
       ++tasks[it->second].weight;
       continue;
     }
-    Task task;
+    Workload task;
     task.workload_key = key;
-    task.workload_text = workload_text(graph, group);
+    task.workload_text = std::move(text);
     task.group = group;
     task.weight = 1;
-    for (int n : group.nodes) task.flops += node_flops(graph, n);
+    task.flops = group_flops(graph, group);
     by_key.emplace(key, tasks.size());
     tasks.push_back(std::move(task));
   }
   return tasks;
 }
 
+int64_t group_flops(const Graph &graph, const FusedGroup &group) {
+  int64_t flops = 0;
+  for (int n : group.nodes) flops += node_flops(graph, n);
+  return flops;
+}
+
 std::string workload_key(const Graph &graph, const FusedGroup &group) {
+  return workload_key_of_text(workload_text(graph, group));
+}
+
+std::string workload_key_of_text(const std::string &workload_text) {
   uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : workload_text(graph, group)) h = (h ^ c) * 1099511628211ull;
+  for (unsigned char c : workload_text) h = (h ^ c) * 1099511628211ull;
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
   return buf;

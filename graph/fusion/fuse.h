@@ -41,7 +41,7 @@ std::vector<int> immediate_post_dominators(const Graph &graph);
 
 /// A distinct fused subgraph to compile and tune: one per workload key, with how many times
 /// it occurs in the model (weight) and its FLOPs per occurrence.
-struct Task {
+struct Workload {
   std::string workload_key;
   std::string workload_text;
   FusedGroup group;  // the first occurrence
@@ -58,7 +58,7 @@ int group_anchor(const Graph &graph, const std::vector<int> &nodes);
 
 /// The tasks of a partitioned graph, in order of first occurrence. Groups that run on the
 /// host (views, shape queries, control flow) are not tasks.
-std::vector<Task> extract_tasks(const Graph &graph, const std::vector<FusedGroup> &groups);
+std::vector<Workload> distinct_workloads(const Graph &graph, const std::vector<FusedGroup> &groups);
 
 /// Canonical text of a group's compute: ops, attributes, the types of its external inputs
 /// (values of shape-like inputs included), internal wiring and output types. Node and
@@ -67,5 +67,9 @@ std::vector<Task> extract_tasks(const Graph &graph, const std::vector<FusedGroup
 std::string workload_text(const Graph &graph, const FusedGroup &group);
 /// A short stable hash of workload_text (16 hex digits, FNV-1a 64).
 std::string workload_key(const Graph &graph, const FusedGroup &group);
+std::string workload_key_of_text(const std::string &workload_text);
+
+/// FLOPs of one run of the group: its members' (graph/infer/model_stats.h).
+int64_t group_flops(const Graph &graph, const FusedGroup &group);
 
 }  // namespace tessel

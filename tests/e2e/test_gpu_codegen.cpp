@@ -17,7 +17,7 @@
 #include "graph/fusion/fuse.h"
 #include "graph/onnx/onnx_import.h"
 #include "search/gpu/gpu_sketch.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 
 using namespace tessel;
 
@@ -34,17 +34,17 @@ void check_model_on_gpu(const std::string &model, int samples) {
   auto optimized = optimize_graph(std::move(graph.value()), {}, target.value());
   REQUIRE(optimized.ok());
   auto shared = std::make_shared<const Graph>(std::move(optimized.value()));
-  const std::vector<Task> tasks = extract_tasks(*shared, partition_graph(*shared));
+  const std::vector<Workload> tasks = distinct_workloads(*shared, partition_graph(*shared));
   REQUIRE_FALSE(tasks.empty());
   const GpuTargetDesc gpu = gpu_target_desc(target.value());
   const std::optional<std::string> ptxas = find_ptxas();
   if (!ptxas) WARN("ptxas not found: PTX is generated but not assembled");
   std::mt19937_64 rng(5);
   int kernels = 0;
-  for (const Task &t : tasks) {
+  for (const Workload &t : tasks) {
     const std::string ops = group_ops_text(*shared, t.group);
     INFO("task " << t.workload_key << " (" << ops << ")");
-    auto task = make_task_instance(shared, t.group);
+    auto task = make_task(shared, t.group);
     INFO((task.ok() ? std::string() : task.error().message));
     REQUIRE(task.ok());
     const std::vector<Tensor> inputs = task_inputs(task.value(), 1);

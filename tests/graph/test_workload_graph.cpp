@@ -80,7 +80,7 @@ TEST_CASE("every task of the ONNX node tests rebuilds from its workload text", "
     if (!model.ok()) continue;
     auto typed = infer_shapes(std::move(model.value()));
     if (!typed.ok()) continue;
-    for (const Task &task : extract_tasks(*typed, partition_graph(*typed))) {
+    for (const Workload &task : distinct_workloads(*typed, partition_graph(*typed))) {
       if (task.workload_text.find('?') != std::string::npos || task.workload_text.find("[*]") != std::string::npos)
         continue;  // dynamic shapes are never tuned
       ++tasks;

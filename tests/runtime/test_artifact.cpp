@@ -18,7 +18,7 @@
 #include "executor/model_inputs.h"
 #include "graph/fusion/fuse.h"
 #include "search/cpu/sampler.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/runtime/artifact_test_util.h"
 #include "tests/schedule/task_test_util.h"
@@ -188,12 +188,12 @@ TEST_CASE("artifact: compiling with a tuning log equals compiling with its datab
   const Target target;
   // A record for the conv task: the sketch default schedule, as if the tuner measured it.
   const std::vector<FusedGroup> groups = partition_graph(*graph);
-  const std::vector<Task> tasks = extract_tasks(*graph, groups);
-  const Task *conv = nullptr;
-  for (const Task &t : tasks)
+  const std::vector<Workload> tasks = distinct_workloads(*graph, groups);
+  const Workload *conv = nullptr;
+  for (const Workload &t : tasks)
     for (int n : t.group.nodes) conv = graph->nodes[n].op_type == "Conv" ? &t : conv;
   REQUIRE(conv != nullptr);
-  auto instance = make_task_instance(graph, conv->group);
+  auto instance = make_task(graph, conv->group);
   REQUIRE(instance.ok());
   const Schedule schedule = default_cpu_schedule(instance->compute, cpu_target_desc(target));
   const fs::path db_path = dir.path / "tuning.db";

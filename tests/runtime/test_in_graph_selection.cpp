@@ -15,7 +15,7 @@
 #include "graph/fusion/fuse.h"
 #include "search/cpu/sampler.h"
 #include "search/cpu/source_placement.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/schedule/task_test_util.h"
 #include "tuner/in_graph_selection.h"
@@ -80,8 +80,8 @@ TEST_CASE("in-graph selection: a trial artifact switches kernels, and the choice
   std::map<std::string, std::vector<DeployedSchedule>> schedules;
   std::map<std::string, ComputeDesc> computes;
   std::mt19937_64 rng(5);
-  for (const Task &task : extract_tasks(*graph, partition_graph(*graph))) {
-    auto instance = make_task_instance(graph, task.group);
+  for (const Workload &task : distinct_workloads(*graph, partition_graph(*graph))) {
+    auto instance = make_task(graph, task.group);
     REQUIRE(instance.ok());
     computes[task.workload_key] = instance->compute;
     const CpuTargetDesc cpu = cpu_target_desc(target);

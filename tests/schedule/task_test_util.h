@@ -10,7 +10,7 @@
 #include "executor/model_inputs.h"
 #include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 
 namespace tessel::testing {
 
@@ -46,12 +46,12 @@ struct GraphBuilder {
 };
 
 /// The task of the graph's largest fused group.
-inline TaskInstance largest_task(std::shared_ptr<const Graph> graph) {
+inline Task largest_task(std::shared_ptr<const Graph> graph) {
   const std::vector<FusedGroup> groups = partition_graph(*graph);
   const FusedGroup *largest = &groups.front();
   for (const FusedGroup &group : groups)
     if (group.nodes.size() > largest->nodes.size()) largest = &group;
-  auto task = make_task_instance(graph, *largest);
+  auto task = make_task(graph, *largest);
   INFO((task.ok() ? std::string() : task.error().message));
   REQUIRE(task.ok());
   return std::move(task.value());

@@ -11,7 +11,7 @@
 #include "graph/infer/shape_inference.h"
 #include "graph/onnx/onnx_import.h"
 #include "search/gpu/gpu_sketch.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 
 using namespace tessel;
 
@@ -34,9 +34,9 @@ TEST_CASE("the default GPU schedule of every ONNX node-test task", "[.][gpu_onnx
     auto typed = infer_shapes(std::move(model.value()));
     if (!typed.ok()) continue;
     auto graph = std::make_shared<const Graph>(std::move(typed.value()));
-    for (const Task &t : extract_tasks(*graph, partition_graph(*graph))) {
+    for (const Workload &t : distinct_workloads(*graph, partition_graph(*graph))) {
       if (t.workload_text.find('?') != std::string::npos || t.workload_text.find("[*]") != std::string::npos) continue;
-      auto task = make_task_instance(graph, t.group);
+      auto task = make_task(graph, t.group);
       if (!task.ok()) {
         ++not_tunable;
         continue;

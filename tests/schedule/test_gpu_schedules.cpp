@@ -20,7 +20,7 @@ using namespace tessel::testing;
 
 namespace {
 
-TaskInstance benchmark_task(const std::string &kind, const std::string &spec, bool bias_relu = false) {
+Task benchmark_task(const std::string &kind, const std::string &spec, bool bias_relu = false) {
   BenchmarkGraphOptions options;
   options.bias_relu = bias_relu;
   auto graph = make_benchmark_graph(kind, spec, options);
@@ -29,7 +29,7 @@ TaskInstance benchmark_task(const std::string &kind, const std::string &spec, bo
   return largest_task(graph.value());
 }
 
-std::vector<Tensor> run_cpu_default(const TaskInstance &task, const std::vector<Tensor> &inputs) {
+std::vector<Tensor> run_cpu_default(const Task &task, const std::vector<Tensor> &inputs) {
   auto kernel = compile_task(task, nullptr);
   REQUIRE(kernel.ok());
   auto out = run_task(kernel.value(), task, inputs);
@@ -38,7 +38,7 @@ std::vector<Tensor> run_cpu_default(const TaskInstance &task, const std::vector<
 }
 
 /// The GPU schedule's loops run on the host must give the CPU default's results.
-void check_on_host(const TaskInstance &task, const Schedule &schedule, const std::vector<Tensor> &inputs,
+void check_on_host(const Task &task, const Schedule &schedule, const std::vector<Tensor> &inputs,
                    const std::vector<Tensor> &want) {
   INFO(to_text(schedule));
   auto kernel = compile_gpu_schedule_on_host(task, schedule);
@@ -93,7 +93,7 @@ TEST_CASE("the CUDA device query says why there is no device", "[gpu]") {
 }
 
 TEST_CASE("GPU sketches tile anchored outputs over blocks, threads and registers", "[gpu][sketch]") {
-  TaskInstance matmul = benchmark_task("matmul", "256x192x64", true);
+  Task matmul = benchmark_task("matmul", "256x192x64", true);
   const GpuTargetDesc target = gpu_target_for_capability(86);
   const std::vector<Sketch> sketches = generate_gpu_sketches(matmul.compute, target);
   REQUIRE(sketches.size() == 1);
@@ -153,7 +153,7 @@ TEST_CASE("GPU schedules compute what the CPU default computes (GPU loops run on
   std::mt19937_64 rng(11);
   for (const Case &c : cases) {
     INFO(c.kind << " " << c.spec);
-    TaskInstance task = benchmark_task(c.kind, c.spec, c.bias_relu);
+    Task task = benchmark_task(c.kind, c.spec, c.bias_relu);
     const std::vector<Tensor> inputs = task_inputs(task, 3);
     const std::vector<Tensor> want = run_cpu_default(task, inputs);
     check_on_host(task, default_gpu_schedule(task.compute, target), inputs, want);
@@ -167,7 +167,7 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
   for (const auto &[kind, spec] : std::vector<std::pair<std::string, std::string>>{
            {"matmul", "128x128x64"}, {"conv", "1,16,14,14,32,3,3"}, {"softmax", "8x100"}}) {
     INFO(kind << " " << spec);
-    TaskInstance task = benchmark_task(kind, spec, kind != "softmax");
+    Task task = benchmark_task(kind, spec, kind != "softmax");
     auto ptx = compile_task_to_ptx(task, nullptr, kCuda86);
     INFO((ptx.ok() ? std::string() : ptx.error().message));
     REQUIRE(ptx.ok());
@@ -206,12 +206,12 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
   if (ptxas)
     for (const std::string *ptx : {&warp_row, &shared_row}) CHECK(assemble_ptx(*ptxas, *ptx, "sm_90").ok());
   // A CPU target has no PTX.
-  TaskInstance task = benchmark_task("matmul", "16x16x16");
+  Task task = benchmark_task("matmul", "16x16x16");
   CHECK_FALSE(compile_task_to_ptx(task, nullptr, Target{}).ok());
 }
 
 TEST_CASE("the GPU search space proposes and mutates only schedules the device can run", "[gpu][search]") {
-  TaskInstance conv = benchmark_task("conv", "1,16,14,14,32,3,3", true);
+  Task conv = benchmark_task("conv", "1,16,14,14,32,3,3", true);
   GpuTargetDesc target = gpu_target_for_capability(90);
   target.max_threads_per_block = 256;
   const ScheduleSpace space = ScheduleSpace::for_gpu(target);
@@ -250,7 +250,7 @@ TEST_CASE("GPU measurement times candidates on the device against the CPU's outp
   }
   auto target = parse_target("cuda -arch=sm_" + std::to_string(device->capability()));
   REQUIRE(target.ok());
-  TaskInstance task = benchmark_task("matmul", "256x256x256", true);
+  Task task = benchmark_task("matmul", "256x256x256", true);
   Measurer measurer(task, target.value());
   auto baseline = measurer.prepare_reference();
   INFO((baseline.ok() ? std::string() : baseline.error().message));
@@ -266,7 +266,7 @@ TEST_CASE("GPU measurement times candidates on the device against the CPU's outp
 }
 
 TEST_CASE("a CUDA kernel JIT-compiles anywhere; without a GPU, running it is an error, not a crash", "[gpu][jit]") {
-  TaskInstance task = benchmark_task("matmul", "64x64x64", true);
+  Task task = benchmark_task("matmul", "64x64x64", true);
   auto kernel = compile_task(task, nullptr, kCuda86);
   INFO((kernel.ok() ? std::string() : kernel.error().message));
   REQUIRE(kernel.ok());

@@ -105,7 +105,7 @@ std::shared_ptr<const Graph> transpose(int64_t rows, int64_t cols) {
 
 /// Samples schedules for the task and checks each against the default schedule's output.
 void check_sampled_schedules(const std::string &label, std::shared_ptr<const Graph> graph) {
-  TaskInstance task = largest_task(std::move(graph));
+  Task task = largest_task(std::move(graph));
   const CpuTargetDesc cpu = cpu_target_desc(Target{});
   std::mt19937_64 rng(2026);
   SamplerStats stats;
@@ -172,7 +172,7 @@ TEST_CASE("sampled schedules of other tasks compute the default's output", "[sch
 }
 
 TEST_CASE("mutations of sampled schedules stay valid and compute the same", "[schedule][property]") {
-  TaskInstance task = largest_task(conv_bias_relu_residual(16, 14));
+  Task task = largest_task(conv_bias_relu_residual(16, 14));
   const CpuTargetDesc cpu = cpu_target_desc(Target{});
   std::mt19937_64 rng(7);
   const std::vector<Tensor> inputs = task_inputs(task, 5);

@@ -42,7 +42,7 @@ std::shared_ptr<const Graph> conv_block_graph(int64_t c, int64_t hw) {
   return b.finish({b.node("Add", {relu, x})});
 }
 
-std::vector<Tensor> run_with(const TaskInstance &task, const Schedule *schedule, const std::vector<Tensor> &inputs) {
+std::vector<Tensor> run_with(const Task &task, const Schedule *schedule, const std::vector<Tensor> &inputs) {
   auto kernel = compile_task(task, schedule);
   INFO((kernel.ok() ? std::string() : kernel.error().message));
   REQUIRE(kernel.ok());
@@ -55,7 +55,7 @@ std::vector<Tensor> run_with(const TaskInstance &task, const Schedule *schedule,
 }  // namespace
 
 TEST_CASE("a plain matmul task exposes its accumulator and the output", "[schedule][task]") {
-  TaskInstance task = largest_task(matmul_graph(64, 48, 32));
+  Task task = largest_task(matmul_graph(64, 48, 32));
   REQUIRE(task.compute.funcs.size() == 2);
   const FuncDesc &acc = task.compute.funcs[0];
   const FuncDesc &out = task.compute.funcs[1];
@@ -72,7 +72,7 @@ TEST_CASE("a plain matmul task exposes its accumulator and the output", "[schedu
 }
 
 TEST_CASE("a hand schedule on a fused conv block matches the default schedule", "[schedule][task]") {
-  TaskInstance task = largest_task(conv_block_graph(16, 20));
+  Task task = largest_task(conv_block_graph(16, 20));
   REQUIRE(task.group.nodes.size() == 3);
   // The zero-padded input (a source the schedule may place), the accumulator, the output.
   REQUIRE(task.compute.funcs.size() == 3);
@@ -123,7 +123,7 @@ TEST_CASE("a hand schedule on a fused conv block matches the default schedule", 
 }
 
 TEST_CASE("the padded copy moves into the parallel loop of a tuned conv schedule", "[schedule][task]") {
-  TaskInstance task = largest_task(conv_block_graph(16, 20));
+  Task task = largest_task(conv_block_graph(16, 20));
   const std::vector<Tensor> inputs = task_inputs(task, 13);
   const auto want = run_with(task, nullptr, inputs);
   std::mt19937_64 rng(9);
@@ -149,7 +149,7 @@ TEST_CASE("a schedule's parallel loop moves to its other outer loops and compute
   GraphBuilder b("batched");
   const int a = b.input("a", DType::Float32, {6, 16, 24});
   const int w = b.weight("w", DType::Float32, {6, 24, 49}, 5);
-  TaskInstance task = largest_task(b.finish({b.node("MatMul", {a, w})}));
+  Task task = largest_task(b.finish({b.node("MatMul", {a, w})}));
   const std::vector<Tensor> inputs = task_inputs(task, 17);
   const auto want = run_with(task, nullptr, inputs);
   std::mt19937_64 rng(21);
@@ -173,7 +173,7 @@ TEST_CASE("sampled schedules of a conv over a blocked weight match the default s
   auto blocked = run_passes(*conv_block_graph(32, 10), {{"block_conv_weights", block_conv_weights}});
   INFO((blocked.ok() ? std::string() : blocked.error().message));
   REQUIRE(blocked.ok());
-  TaskInstance task = largest_task(std::make_shared<const Graph>(std::move(blocked.value())));
+  Task task = largest_task(std::make_shared<const Graph>(std::move(blocked.value())));
   REQUIRE(task.compute.funcs.size() == 3);  // padded input, accumulator, output
   // The accumulator's axes: 16 channel lanes, x, y, 2 channel blocks, batch.
   const FuncDesc &acc = task.compute.funcs[1];
@@ -193,7 +193,7 @@ TEST_CASE("sampled schedules of a conv over a blocked weight match the default s
 }
 
 TEST_CASE("a task compiles ahead of time into an object and a header", "[schedule][task][aot]") {
-  TaskInstance task = largest_task(conv_block_graph(8, 12));
+  Task task = largest_task(conv_block_graph(8, 12));
   const std::string dir = std::filesystem::temp_directory_path() / ("tessel_aot_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto out = compile_task_to_object(task, nullptr, Target{}, dir + "/conv_block", "conv_block");

@@ -46,7 +46,7 @@ std::string timestamp(int second) {
   return text;
 }
 
-TuningRecord record(const Task &task, const std::string &hash, std::optional<double> median, int second,
+TuningRecord record(const Workload &task, const std::string &hash, std::optional<double> median, int second,
                     RecordStatus status = RecordStatus::Ok) {
   TuningRecord r;
   r.workload_key = task.workload_key;
@@ -65,7 +65,7 @@ TuningRecord record(const Task &task, const std::string &hash, std::optional<dou
 struct Fixture {
   TempDir dir{"tessel_report"};
   std::shared_ptr<const Graph> graph = conv_model();
-  std::vector<Task> tasks = extract_tasks(*graph, partition_graph(*graph));
+  std::vector<Workload> tasks = distinct_workloads(*graph, partition_graph(*graph));
   std::string db_path = dir.file("tuning.db");
   // The conv task's searched trials in id order; nullopt = failed.
   std::vector<std::optional<double>> trials = {5e-3, std::nullopt, 3e-3, 3.5e-3, std::nullopt, 2e-3, 2.5e-3};
@@ -74,7 +74,7 @@ struct Fixture {
   Fixture() {
     REQUIRE(tasks.size() == 2);
     REQUIRE(graph->nodes[tasks[0].group.nodes.front()].op_type == "Conv");
-    auto instance = make_task_instance(graph, tasks[0].group);
+    auto instance = make_task(graph, tasks[0].group);
     REQUIRE(instance.ok());
     best_schedule_text = to_text(default_cpu_schedule(instance->compute, cpu_target_desc(Target{})));
 
@@ -92,7 +92,7 @@ struct Fixture {
     }
     // A workload of another model: counted in the totals, not a task of this model. Its
     // best schedule does not replay (and its text needs escaping).
-    Task other;
+    Workload other;
     other.workload_key = "00000000deadbeef";
     other.workload_text = "Bogus<b>text</b>";
     REQUIRE(db->add_workload(other.workload_key, other.workload_text).ok());

@@ -114,7 +114,7 @@ TEST_CASE("features of reductions, rfactor and injective tasks are finite", "[co
       transpose.finish({transpose.node("Transpose", {transpose.input("x", DType::Float32, {256, 384})}, perm)});
   std::mt19937_64 rng(23);
   for (const auto &graph : {softmax_graph, reduce_graph, transpose_graph}) {
-    const TaskInstance task = testing::largest_task(graph);
+    const Task task = testing::largest_task(graph);
     std::set<std::string> texts;
     std::set<std::vector<float>> distinct;
     for (const Schedule &schedule : sample_schedules(task.compute, avx512_target(), 12, rng)) {
@@ -402,7 +402,7 @@ TEST_CASE("the cost model ranks measured matmul schedules it has not seen", "[co
   REQUIRE(graph.ok());
   const std::vector<FusedGroup> groups = partition_graph(*graph.value());
   REQUIRE(groups.size() == 1);
-  auto task = make_task_instance(graph.value(), groups.front());
+  auto task = make_task(graph.value(), groups.front());
   INFO((task.ok() ? std::string() : task.error().message));
   REQUIRE(task.ok());
 

@@ -11,10 +11,10 @@ using namespace tessel;
 
 namespace {
 
-TaskInstance matmul_task(const std::string &spec) {
+Task matmul_task(const std::string &spec) {
   auto graph = make_benchmark_graph("matmul", spec);
   REQUIRE(graph.ok());
-  auto task = make_task_instance(graph.value(), partition_graph(*graph.value()).front());
+  auto task = make_task(graph.value(), partition_graph(*graph.value()).front());
   REQUIRE(task.ok());
   return task.value();
 }
@@ -29,7 +29,7 @@ MeasureOptions quick_options() {
 }  // namespace
 
 TEST_CASE("workers time good schedules and report bad ones as errors", "[tuner][measure]") {
-  TaskInstance task = matmul_task("96x80x64");
+  Task task = matmul_task("96x80x64");
   Measurer measurer(task, Target{}, quick_options());
   auto baseline = measurer.prepare_reference();
   INFO((baseline.ok() ? std::string() : baseline.error().message));
@@ -51,7 +51,7 @@ TEST_CASE("workers time good schedules and report bad ones as errors", "[tuner][
 }
 
 TEST_CASE("a crashing or hanging worker costs one record", "[tuner][measure]") {
-  TaskInstance task = matmul_task("32x32x32");
+  Task task = matmul_task("32x32x32");
   const Schedule good = default_cpu_schedule(task.compute, avx512_target());
   MeasureOptions crash = quick_options();
   crash.inject_fault = "crash";

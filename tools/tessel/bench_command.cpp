@@ -50,7 +50,7 @@ std::string openblas_coretype() {
 Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::shared_ptr<const Graph> &tuning_graph) {
   std::vector<BenchTask> tasks;
   auto add = [&](std::shared_ptr<const Graph> graph, const FusedGroup &group, std::string label, int weight) -> Result<void> {
-    auto instance = make_task_instance(graph, group);
+    auto instance = make_task(graph, group);
     if (!instance.ok()) return make_error(label + ": " + instance.error().message);
     BenchTask task;
     task.label = std::move(label);
@@ -86,9 +86,9 @@ Result<std::vector<BenchTask>> collect_tasks(const BenchOptions &options, std::s
     if (!graph.ok()) return graph.error();
     auto shared = std::make_shared<const Graph>(std::move(graph.value()));
     tuning_graph = shared;
-    const std::vector<Task> model_tasks = extract_tasks(*shared, partition_graph(*shared));
+    const std::vector<Workload> model_tasks = distinct_workloads(*shared, partition_graph(*shared));
     for (size_t i = 0; i < model_tasks.size(); ++i) {
-      const Task &t = model_tasks[i];
+      const Workload &t = model_tasks[i];
       const Shape &out = shared->tensors[shared->node_outputs[t.group.nodes.back()].at(0)].type.shape;
       auto added = add(shared, t.group, "task " + std::to_string(i) + ": " + group_ops_text(*shared, t.group) + " -> " +
                                             shape_to_string(out), t.weight);

@@ -16,10 +16,10 @@ namespace tessel {
 /// The fused tasks: one line each, most FLOPs first.
 static void print_tasks(const Graph &g) {
   const std::vector<FusedGroup> groups = partition_graph(g);
-  std::vector<Task> tasks = extract_tasks(g, groups);
+  std::vector<Workload> tasks = distinct_workloads(g, groups);
   int kernel_groups = 0;
   int64_t total = 0;
-  for (const Task &t : tasks) {
+  for (const Workload &t : tasks) {
     kernel_groups += t.weight;
     total += t.flops * t.weight;
   }
@@ -29,9 +29,9 @@ static void print_tasks(const Graph &g) {
   std::printf("memory plan: arena %.2f MB, %.2f MB if every intermediate had its own buffer; %d views, %d in place\n",
               plan.arena_bytes / 1e6, plan.unshared_bytes / 1e6, plan.views, plan.in_place);
   std::stable_sort(tasks.begin(), tasks.end(),
-                   [](const Task &a, const Task &b) { return a.flops * a.weight > b.flops * b.weight; });
+                   [](const Workload &a, const Workload &b) { return a.flops * a.weight > b.flops * b.weight; });
   std::printf("%-16s %-34s %-20s %6s %12s %7s\n", "key", "ops", "anchor output", "weight", "MFLOPs", "share");
-  for (const Task &t : tasks) {
+  for (const Workload &t : tasks) {
     std::string ops = group_ops_text(g, t.group);
     if (ops.size() > 34) ops = ops.substr(0, 31) + "...";
     const int out = g.node_outputs[t.group.anchor].empty() ? kNoTensor : g.node_outputs[t.group.anchor][0];

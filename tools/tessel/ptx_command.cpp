@@ -8,7 +8,7 @@
 #include "codegen/ptx_compile.h"
 #include "compiler/deployed_schedule_lookup.h"
 #include "graph/fusion/fuse.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tools/tessel/commands.h"
 
 namespace tessel {
@@ -21,13 +21,13 @@ int write_ptx_command(const Graph &graph, const Target &target, const DeploySche
   const std::optional<std::string> ptxas = find_ptxas();
   const std::string arch = "sm_" + std::to_string(cuda_capability(target));
   auto shared = std::make_shared<const Graph>(graph);
-  const std::vector<Task> tasks = extract_tasks(*shared, partition_graph(*shared));
+  const std::vector<Workload> tasks = distinct_workloads(*shared, partition_graph(*shared));
   std::printf("%-18s %-28s %-8s %7s %9s %9s  %s\n", "task", "ops", "schedule", "kernels", "registers", "spills(B)",
               "file");
   int failures = 0;
-  for (const Task &t : tasks) {
+  for (const Workload &t : tasks) {
     const std::string ops = group_ops_text(*shared, t.group);
-    auto task = make_task_instance(shared, t.group);
+    auto task = make_task(shared, t.group);
     if (!task.ok()) {
       std::printf("%-18s %-28s skipped: %s\n", t.workload_key.c_str(), ops.c_str(), task.error().message.c_str());
       continue;

@@ -9,7 +9,7 @@
 #include "graph/fusion/fuse.h"
 #include "schedule/schedule_tree.h"
 #include "search/cpu/sampler.h"
-#include "task/task_instance.h"
+#include "task/task.h"
 #include "tools/tessel/commands.h"
 
 namespace tessel {
@@ -19,12 +19,12 @@ int print_task_schedule(const Graph &graph, int task_index, const std::string &s
   auto target = parse_target(target_text);
   if (!target.ok()) return fail(target.error().message);
   auto shared = std::make_shared<const Graph>(graph);
-  const std::vector<Task> tasks = extract_tasks(*shared, partition_graph(*shared));
+  const std::vector<Workload> tasks = distinct_workloads(*shared, partition_graph(*shared));
   if (task_index < 0 || task_index >= static_cast<int>(tasks.size()))
     return fail("--task " + std::to_string(task_index) + " is out of range: the model has " +
                 std::to_string(tasks.size()) + " tasks (0.." + std::to_string(static_cast<int>(tasks.size()) - 1) + ")");
-  const Task &chosen = tasks[task_index];
-  auto task = make_task_instance(shared, chosen.group);
+  const Workload &chosen = tasks[task_index];
+  auto task = make_task(shared, chosen.group);
   if (!task.ok()) return fail(task.error().message);
 
   Schedule schedule;

@@ -1,4 +1,4 @@
-#include "task/task_instance.h"
+#include "task/task.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,60 +10,94 @@
 
 namespace tessel {
 
-Result<TaskInstance> make_task_instance(std::shared_ptr<const Graph> graph, const FusedGroup &group) {
-  TaskInstance task;
-  task.graph = std::move(graph);
-  task.group = group;
-  auto signature = static_group_signature(*task.graph, group);
+Result<Task> make_task(std::shared_ptr<const Graph> graph, const FusedGroup &group) {
+  auto signature = static_group_signature(*graph, group);
   if (!signature.ok()) return signature.error();
-  task.signature = std::move(signature.value());
+  Task task = make_kernel_task(std::move(graph), group, std::move(signature.value()));
   auto compute = describe_group_compute(*task.graph, group, task.signature);
   if (!compute.ok()) return compute.error();
   task.compute = std::move(compute.value());
   return task;
 }
 
-namespace {
-Result<std::shared_ptr<NodePipeline>> task_pipeline(const TaskInstance &task, const Schedule *schedule,
-                                                    const Target &target) {
+Task make_kernel_task(std::shared_ptr<const Graph> graph, const FusedGroup &group, GroupSignature signature) {
+  Task task;
+  task.graph = std::move(graph);
+  task.group = group;
+  task.workload_text = workload_text(*task.graph, group);
+  task.workload_key = workload_key_of_text(task.workload_text);
+  task.weight = 1;
+  task.flops = group_flops(*task.graph, group);
+  task.signature = std::move(signature);
+  return task;
+}
+
+std::shared_ptr<const Graph> borrow_graph(const Graph &graph) {
+  return std::shared_ptr<const Graph>(std::shared_ptr<const Graph>(), &graph);
+}
+
+Result<Task> make_task(std::shared_ptr<const Graph> graph, const Workload &workload) {
+  auto task = make_task(std::move(graph), workload.group);
+  if (task.ok()) task->weight = workload.weight;
+  return task;
+}
+
+ModelTasks model_tasks(std::shared_ptr<const Graph> graph) {
+  ModelTasks result;
+  for (const Workload &workload : distinct_workloads(*graph, partition_graph(*graph))) {
+    auto task = make_task(graph, workload);
+    if (task.ok()) result.tasks.push_back(std::move(task.value()));
+    else result.skipped.emplace_back(workload, task.error());
+  }
+  return result;
+}
+
+Result<std::shared_ptr<NodePipeline>> build_pipeline(const Task &task, const Schedule *schedule,
+                                                     const Target &target) {
   if (target.kind == Target::Kind::Cuda) {
     // Without a schedule, the GPU's own default: the CPU one would run on the host.
+    if (!schedule && task.compute.funcs.empty()) {
+      auto compute = describe_group_compute(*task.graph, task.group, task.signature);
+      if (!compute.ok()) return compute.error();
+      Task described = task;
+      described.compute = std::move(compute.value());
+      return build_pipeline(described, nullptr, target);
+    }
     const Schedule chosen = schedule ? *schedule : default_gpu_schedule(task.compute, gpu_target_desc(target));
     return build_scheduled_group_pipeline(*task.graph, task.group, task.signature, chosen, PipelineDevice::Gpu);
   }
   return schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
                   : build_group_pipeline(*task.graph, task.group, task.signature);
 }
-}  // namespace
 
-Result<JitKernel> compile_task(const TaskInstance &task, const Schedule *schedule, const Target &target) {
-  auto pipeline = task_pipeline(task, schedule, target);
+Result<JitKernel> compile_task(const Task &task, const Schedule *schedule, const Target &target) {
+  auto pipeline = build_pipeline(task, schedule, target);
   if (!pipeline.ok()) return pipeline.error();
   return JitKernel::compile(pipeline.value(), target);
 }
 
-Result<AotOutput> compile_task_to_object(const TaskInstance &task, const Schedule *schedule, const Target &target,
+Result<AotOutput> compile_task_to_object(const Task &task, const Schedule *schedule, const Target &target,
                                          const std::string &prefix, const std::string &function_name) {
-  auto pipeline = task_pipeline(task, schedule, target);
+  auto pipeline = build_pipeline(task, schedule, target);
   if (!pipeline.ok()) return pipeline.error();
   return compile_to_object(*pipeline.value(), target, prefix, function_name);
 }
 
-Result<JitKernel> compile_gpu_schedule_on_host(const TaskInstance &task, const Schedule &schedule) {
+Result<JitKernel> compile_gpu_schedule_on_host(const Task &task, const Schedule &schedule) {
   auto pipeline = build_scheduled_group_pipeline(*task.graph, task.group, task.signature, schedule,
                                                  PipelineDevice::GpuLoopsOnHost);
   if (!pipeline.ok()) return pipeline.error();
   return JitKernel::compile(pipeline.value(), Target{});
 }
 
-Result<std::string> compile_task_to_ptx(const TaskInstance &task, const Schedule *schedule, const Target &target) {
+Result<std::string> compile_task_to_ptx(const Task &task, const Schedule *schedule, const Target &target) {
   if (target.kind != Target::Kind::Cuda) return make_error("PTX needs a cuda target, not '" + target.to_string() + "'");
-  auto pipeline = task_pipeline(task, schedule, target);
+  auto pipeline = build_pipeline(task, schedule, target);
   if (!pipeline.ok()) return pipeline.error();
   return compile_to_ptx(*pipeline.value(), target);
 }
 
-std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed) {
+std::vector<Tensor> task_inputs(const Task &task, uint64_t seed) {
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < task.signature.inputs.size(); ++i) {
     const int t = task.signature.inputs[i];
@@ -73,7 +107,7 @@ std::vector<Tensor> task_inputs(const TaskInstance &task, uint64_t seed) {
   return inputs;
 }
 
-Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const TaskInstance &task,
+Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const Task &task,
                                      const std::vector<Tensor> &inputs) {
   std::vector<const Tensor *> pointers;
   for (const Tensor &t : inputs) pointers.push_back(&t);

@@ -124,14 +124,14 @@ Result<std::optional<Schedule>> tuned_schedule(std::shared_ptr<const Graph> grap
   std::optional<Schedule> best;
   double best_seconds = builtin_in_top ? reference->median_seconds : std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < again.size(); ++i)
-    if (again[i].status == MeasureStatus::Ok && again[i].median_seconds < best_seconds) {
+    if (again[i].status == RecordStatus::Ok && again[i].median_seconds < best_seconds) {
       best = searched_schedules[i];
       best_seconds = again[i].median_seconds;
     }
   if (!best && !builtin_in_top) {
     std::string why;
     for (const MeasureResult &m : again)
-      if (m.status != MeasureStatus::Ok) why = std::string(to_text(m.status)) + ": " + m.error;
+      if (m.status != RecordStatus::Ok) why = std::string(to_text(m.status)) + ": " + m.error;
     return make_error("none of the best records of " + key + " ran again (" + why + ")");
   }
   setup += "; fastest of the top " + std::to_string(schedules.size()) + " records measured again" +

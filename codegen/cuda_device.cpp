@@ -1,13 +1,13 @@
 #include "codegen/cuda_device.h"
 
 #include <dlfcn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <sstream>
+
+#include "base/child_process.h"
 
 namespace tessel {
 namespace {
@@ -83,9 +83,7 @@ namespace {
 
 /// The query itself: initializes the driver in the calling process.
 Result<CudaDeviceInfo> query_in_this_process(int ordinal) {
-  const Result<Driver> driver = open_driver();
-  if (!driver.ok()) return driver.error();
-  const Driver &d = driver.value();
+  TESSEL_TRY(const Driver d, open_driver());
   if (CuResult r = d.init(0); r != kCudaSuccess) return make_error("cuInit failed: " + d.error(r) + "; no usable CUDA device");
   int count = 0;
   if (CuResult r = d.device_count(&count); r != kCudaSuccess) return make_error("cuDeviceGetCount failed: " + d.error(r));
@@ -137,7 +135,7 @@ Result<CudaDeviceInfo> decode(const std::string &line) {
   std::string rest;
   std::getline(in, rest);
   if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
-  if (status != "ok") return make_error(status == "error" ? rest : "the CUDA device query process died");
+  if (status != "ok") return make_error(status == "error" ? rest : "the CUDA device query process reported nothing");
   CudaDeviceInfo i;
   std::istringstream fields(rest);
   fields >> i.ordinal >> i.capability_major >> i.capability_minor >> i.multiprocessors >> i.max_threads_per_block >>
@@ -147,37 +145,20 @@ Result<CudaDeviceInfo> decode(const std::string &line) {
   return i;
 }
 
-/// The query in a child process: CUDA does not survive fork() once the driver is
+/// Long enough for a driver that initializes many devices without persistence mode.
+constexpr double kQueryTimeoutSeconds = 120;
+
+/// The query in a child process: CUDA does not survive a fork once the driver is
 /// initialized, and the tuner forks its measuring workers after asking for the device.
 Result<CudaDeviceInfo> query_in_child(int ordinal) {
-  int fds[2];
-  if (::pipe(fds) != 0) return make_error("pipe() failed while querying the CUDA device");
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return make_error("fork() failed while querying the CUDA device");
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    const std::string line = encode(query_in_this_process(ordinal)) + "\n";
-    for (size_t done = 0; done < line.size();) {
-      const ssize_t n = ::write(fds[1], line.data() + done, line.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string line;
-  char buf[512];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) line.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  while (!line.empty() && line.back() == '\n') line.pop_back();
-  return decode(line);
+  TESSEL_TRY(const ChildOutcome child,
+             run_in_child([ordinal] { return encode(query_in_this_process(ordinal)); }, kQueryTimeoutSeconds));
+  if (child.exit.kind == ChildExit::Kind::TimedOut)
+    return make_error(ErrorKind::Timeout, "the CUDA device query took more than " +
+                                              std::to_string(static_cast<int>(kQueryTimeoutSeconds)) + " s");
+  if (!child.exit.finished())
+    return make_error(ErrorKind::Crash, "the CUDA device query process failed: " + child.exit.describe());
+  return decode(child.output);
 }
 
 }  // namespace

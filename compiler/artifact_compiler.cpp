@@ -38,19 +38,17 @@ Result<Target> artifact_target(const ArtifactCompileOptions &options) {
 Result<ArtifactCompileSummary> compile_artifact(const Graph &graph, const ArtifactCompileOptions &options,
                                                 const std::string &output_path) {
   const auto start = std::chrono::steady_clock::now();
-  auto target = artifact_target(options);
-  if (!target.ok()) return target.error();
-  if (auto checked = check_host_nodes(graph); !checked.ok()) return checked.error();  // host_node_check.cpp
+  TESSEL_TRY(Target target, artifact_target(options));
+  TESSEL_TRY_VOID(check_host_nodes(graph));  // host_node_check.cpp
   // Removed again unless committed (staging_directory.h).
-  auto staging = StagingDirectory::open(output_path);
-  if (!staging.ok()) return staging.error();
-  ArtifactBuild build(graph, options, target.value(), std::move(staging.value()));
-  // kernel_emitter.cpp and kernel_alternatives.cpp; then artifact_files.cpp.
-  if (auto emitted = emit_kernels(build); !emitted.ok()) return emitted.error();
-  warn_untuned_tasks(build);
-  for (auto pass : {link_kernels, write_plan_and_weights, write_manifest})
-    if (auto written = pass(build); !written.ok()) return written.error();
-  if (auto committed = build.staging.commit(); !committed.ok()) return committed.error();
+  TESSEL_TRY(StagingDirectory staging, StagingDirectory::open(output_path));
+  ArtifactBuild build(graph, options, std::move(target), std::move(staging));
+  TESSEL_TRY_VOID(emit_kernels(build));  // kernel_emitter.cpp, kernel_alternatives.cpp
+  warn_untuned_tasks(build);             // artifact_files.cpp, as the passes below
+  TESSEL_TRY_VOID(link_kernels(build));
+  TESSEL_TRY_VOID(write_plan_and_weights(build));
+  TESSEL_TRY_VOID(write_manifest(build));
+  TESSEL_TRY_VOID(build.staging.commit());
 
   ArtifactCompileSummary summary = std::move(build.summary);
   summary.compiled_kernels = static_cast<int>(build.compiled.size());

@@ -7,8 +7,8 @@
 #include "codegen/jit_kernel.h"
 #include "graph/ir/graph.h"
 #include "task/group_pipeline.h"
-#include "task/task.h"
 #include "task/kernel_key.h"
+#include "task/task.h"
 
 namespace tessel {
 

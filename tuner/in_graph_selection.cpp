@@ -1,21 +1,15 @@
 #include "tuner/in_graph_selection.h"
 
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <set>
 #include <sstream>
 
+#include "base/child_process.h"
 #include "deploy/module.h"
 #include "executor/model_inputs.h"
 
@@ -106,39 +100,30 @@ bool outputs_agree(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
 // end the median per alternative.
 enum class Message : char { Trying = 'T', Wrong = 'W', Medians = 'M' };
 
-void write_all(int fd, const void *data, size_t bytes) {
-  const char *p = static_cast<const char *>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::write(fd, p, bytes);
-    if (n <= 0) return;
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-}
-
-void send(int fd, Message m, uint32_t index) {
+void send(ParentLink &parent, Message m, uint32_t index) {
   char buffer[5];
   buffer[0] = static_cast<char>(m);
   std::memcpy(buffer + 1, &index, 4);
-  write_all(fd, buffer, sizeof(buffer));
+  parent.send(std::string_view(buffer, sizeof(buffer)));
 }
 
 /// The child's work: check every alternative's outputs against the current schedule's,
-/// then time the calls `calls` under each in interleaved rounds.
-void measure_and_report(Trial &trial, const TaskAlternatives &task, const std::vector<int> &calls,
-                        const InGraphSelectionOptions &options, const std::vector<std::string> &excluded, int fd) {
+/// then time the calls `calls` under each in interleaved rounds. Returns the medians message.
+std::string measure_and_report(Trial &trial, const TaskAlternatives &task, const std::vector<int> &calls,
+                               const InGraphSelectionOptions &options, const std::vector<std::string> &excluded,
+                               ParentLink &parent) {
   const size_t n = task.alternatives.size();
   std::vector<bool> skip(n);
   for (size_t a = 0; a < n; ++a) skip[a] = !excluded[a].empty();
-  send(fd, Message::Trying, 0);
+  send(parent, Message::Trying, 0);
   trial.use(task, 0);
   const std::vector<Tensor> reference = trial.outputs();
   for (size_t a = 1; a < n; ++a) {
     if (skip[a]) continue;
-    send(fd, Message::Trying, static_cast<uint32_t>(a));
+    send(parent, Message::Trying, static_cast<uint32_t>(a));
     trial.use(task, a);
     if (!outputs_agree(trial.outputs(), reference)) {
-      send(fd, Message::Wrong, static_cast<uint32_t>(a));
+      send(parent, Message::Wrong, static_cast<uint32_t>(a));
       skip[a] = true;
     }
   }
@@ -147,7 +132,7 @@ void measure_and_report(Trial &trial, const TaskAlternatives &task, const std::v
     for (size_t i = 0; i < n; ++i) {
       const size_t a = (i + static_cast<size_t>(round)) % n;  // rotate who goes first
       if (skip[a]) continue;
-      send(fd, Message::Trying, static_cast<uint32_t>(a));
+      send(parent, Message::Trying, static_cast<uint32_t>(a));
       trial.use(task, a);
       std::vector<double> sums = trial.run(options.runs_per_round, calls);
       samples[a].insert(samples[a].end(), sums.begin(), sums.end());
@@ -155,9 +140,49 @@ void measure_and_report(Trial &trial, const TaskAlternatives &task, const std::v
   std::vector<double> medians(n, std::numeric_limits<double>::infinity());
   for (size_t a = 0; a < n; ++a)
     if (!skip[a]) medians[a] = median(samples[a]);
-  const char tag = static_cast<char>(Message::Medians);
-  write_all(fd, &tag, 1);
-  write_all(fd, medians.data(), n * sizeof(double));
+  std::string message(1, static_cast<char>(Message::Medians));
+  message.append(reinterpret_cast<const char *>(medians.data()), n * sizeof(double));
+  return message;
+}
+
+/// What the child's messages say: the alternative it tried last, the ones that computed
+/// something else (noted in `excluded`), and the medians if it got that far.
+struct ChildReport {
+  size_t trying = 0;
+  std::vector<double> medians;
+};
+
+ChildReport replay(const std::string &received, size_t n, std::vector<std::string> &excluded) {
+  ChildReport report;
+  size_t at = 0;
+  while (at < received.size()) {
+    const Message m = static_cast<Message>(received[at]);
+    if (m == Message::Medians) {
+      if (received.size() - at - 1 < n * sizeof(double)) break;
+      report.medians.resize(n);
+      std::memcpy(report.medians.data(), received.data() + at + 1, n * sizeof(double));
+      at += 1 + n * sizeof(double);
+      continue;
+    }
+    if (received.size() - at < 5) break;
+    uint32_t index = 0;
+    std::memcpy(&index, received.data() + at + 1, 4);
+    at += 5;
+    if (index >= n) break;
+    if (m == Message::Trying) report.trying = index;
+    if (m == Message::Wrong) excluded[index] = "its outputs differ from the fastest schedule's";
+  }
+  return report;
+}
+
+/// Why a measuring child gave no medians, said of the alternative it was running.
+std::string why_no_result(const ChildExit &exit, double budget_s) {
+  switch (exit.kind) {
+    case ChildExit::Kind::TimedOut:
+      return "hung (no result after " + std::to_string(static_cast<int>(budget_s)) + " s)";
+    case ChildExit::Kind::Signaled: return "crashed: " + exit.describe();
+    default: return "failed (" + exit.describe() + ")";
+  }
 }
 
 /// Times the task's alternatives in a forked child, so that a schedule that crashes or
@@ -171,78 +196,20 @@ Result<std::vector<double>> measure_in_child(Trial &trial, const TaskAlternative
       options.child_timeout_seconds > 0
           ? options.child_timeout_seconds
           : 30.0 + 50.0 * static_cast<double>(n) * (options.rounds * options.runs_per_round + 2) * run_ms / 1e3;
+  const std::function<std::string(ParentLink &)> measure = [&](ParentLink &parent) {
+    return measure_and_report(trial, task, calls, options, excluded, parent);
+  };
   for (;;) {
-    int fds[2];
-    if (::pipe(fds) != 0) return make_error(std::string("in-graph selection: pipe: ") + std::strerror(errno));
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-      return make_error(std::string("in-graph selection: fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      ::close(fds[0]);
-      // A crash ends the child quietly, whatever handlers the parent installed.
-      for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
-      try {
-        measure_and_report(trial, task, calls, options, excluded, fds[1]);
-      } catch (...) {
-        ::_exit(3);
-      }
-      ::_exit(0);
-    }
-    ::close(fds[1]);
-    std::string received;
-    bool timed_out = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(budget_s);
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        timed_out = true;
-        ::kill(pid, SIGKILL);
-        break;
-      }
-      pollfd p{fds[0], POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) <= 0) continue;
-      char buffer[4096];
-      const ssize_t got = ::read(fds[0], buffer, sizeof(buffer));
-      if (got <= 0) break;
-      received.append(buffer, static_cast<size_t>(got));
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-
-    // Replay the messages.
-    size_t trying = 0, at = 0;
-    std::vector<double> medians;
-    while (at < received.size()) {
-      const Message m = static_cast<Message>(received[at]);
-      if (m == Message::Medians) {
-        if (received.size() - at - 1 < n * sizeof(double)) break;
-        medians.resize(n);
-        std::memcpy(medians.data(), received.data() + at + 1, n * sizeof(double));
-        at += 1 + n * sizeof(double);
-        continue;
-      }
-      if (received.size() - at < 5) break;
-      uint32_t index = 0;
-      std::memcpy(&index, received.data() + at + 1, 4);
-      at += 5;
-      if (index >= n) break;
-      if (m == Message::Trying) trying = index;
-      if (m == Message::Wrong) excluded[index] = "its outputs differ from the fastest schedule's";
-    }
-    const bool clean = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && medians.size() == n;
-    if (clean) return medians;
-    std::string why = timed_out ? "hung (no result after " + std::to_string(static_cast<int>(budget_s)) + " s)"
-                      : WIFSIGNALED(status) ? std::string("crashed: ") + strsignal(WTERMSIG(status))
-                                            : "failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
-    if (trying == 0)
-      return make_error("in-graph selection: " + task.ops + " (" + task.workload_key + ") with its fastest record " +
-                        task.alternatives[0].schedule.schedule_hash + " " + why);
-    excluded[trying] = why;
+    auto child = run_in_child(measure, budget_s);
+    if (!child.ok()) return child.error().with_context("in-graph selection");
+    const ChildReport report = replay(child->output, n, excluded);
+    if (child->exit.finished() && report.medians.size() == n) return report.medians;
+    const std::string why = why_no_result(child->exit, budget_s);
+    if (report.trying == 0)
+      return make_error(child->exit.kind == ChildExit::Kind::TimedOut ? ErrorKind::Timeout : ErrorKind::Crash,
+                        "in-graph selection: " + task.ops + " (" + task.workload_key + ") with its fastest record " +
+                            task.alternatives[0].schedule.schedule_hash + " " + why);
+    excluded[report.trying] = why;
   }
 }
 
@@ -330,9 +297,9 @@ Result<InGraphSelection> select_in_graph(const std::string &trial_artifact, cons
     }
     const std::vector<int> affected_calls(affected.begin(), affected.end());
     std::vector<std::string> excluded(task.alternatives.size());
-    auto measured = measure_in_child(*trial, task, affected_calls, options, run_ms, excluded);
-    if (!measured.ok()) return measured.error();
-    TaskSelection selection{task.workload_key, task.ops, 0, measured.value(), {}, excluded};
+    TESSEL_TRY(std::vector<double> affected_ms,
+               measure_in_child(*trial, task, affected_calls, options, run_ms, excluded));
+    TaskSelection selection{task.workload_key, task.ops, 0, std::move(affected_ms), {}, excluded};
     for (const KernelAlternative &alt : task.alternatives)
       selection.alone_ms.push_back(alt.schedule.median_seconds.value_or(0) * 1e3);
     for (size_t a = 0; a < excluded.size(); ++a)

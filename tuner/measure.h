@@ -9,15 +9,15 @@
 #include "codegen/target.h"
 #include "task/task.h"
 #include "tuner/kernel_timing.h"
+#include "tuning_db/tuning_record.h"
 
 namespace tessel {
 
-enum class MeasureStatus { Ok, CompileError, RuntimeError, WrongResult, Timeout, Crash };
-/// "ok", "compile_error", "runtime_error", "wrong_result", "timeout", "crash".
-const char *to_text(MeasureStatus status);
+class ChildProcess;
+class ParentLink;
 
 struct MeasureResult {
-  MeasureStatus status = MeasureStatus::Ok;
+  RecordStatus status = RecordStatus::Ok;  // the status its tuning record gets
   std::string error;  // why, for every status but Ok
   double compile_seconds = 0;
   std::vector<double> seconds;  // every timed run
@@ -57,9 +57,20 @@ class Measurer {
   const MeasureResult &baseline() const { return baseline_; }
 
  private:
+  struct Worker;
   /// Forks one worker per candidate (null: the built-in schedule), `jobs` at a time; the
   /// reference run writes its outputs instead of comparing them.
   std::vector<MeasureResult> run_workers(const std::vector<const Schedule *> &schedules, bool reference_run);
+  Worker start_worker(const Schedule *schedule, bool reference_run) const;
+  /// Waits until the worker compiled (or failed to, or ran past the compile timeout).
+  void await_compile(Worker &w) const;
+  /// Lets the worker run and waits for its result.
+  void await_run(Worker &w) const;
+  /// The worker process's life: compile, say ready, wait for the go, check and time, report.
+  void work(const Schedule *schedule, bool reference_run, ParentLink &parent) const;
+  MeasureResult check_and_time(const JitKernel &kernel, bool reference_run) const;
+  Result<void> write_reference(const std::vector<Tensor> &outputs) const;
+  std::string reference_path(size_t output) const;
 
   Task task_;
   Target target_;

@@ -182,16 +182,16 @@ Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningD
       record.machine = machine;
       record.schedule_text = to_text(schedules[i]);
       record.schedule_hash = schedule_hash(schedules[i]);
-      record.status = parse_record_status(to_text(m.status)).value();
+      record.status = m.status;
       record.error_message = m.error;
-      if (m.status == MeasureStatus::Ok) record.median_seconds = m.median_seconds;
+      if (m.status == RecordStatus::Ok) record.median_seconds = m.median_seconds;
       record.timings_seconds = m.seconds;
       record.compile_seconds = m.compile_seconds;
       if (!candidates[i].features.empty()) record.features = candidates[i].features;
       auto added = db.add_record(record);
       if (!added.ok()) return added.error();
       ++summary.measured;
-      if (m.status != MeasureStatus::Ok) ++summary.failed;
+      if (m.status != RecordStatus::Ok) ++summary.failed;
       else if (round_best == 0 || m.median_seconds < round_best) round_best = m.median_seconds;
     }
     budget -= static_cast<int>(results.size());

@@ -1,6 +1,6 @@
 #pragma once
 // Tasks for schedule tests: small graphs (one op, or a fused conv epilogue) made into
-// TaskInstances with static shapes and constant weights.
+// Tasks with static shapes and constant weights.
 #include <catch2/catch.hpp>
 
 #include <memory>

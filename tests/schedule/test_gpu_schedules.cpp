@@ -260,7 +260,7 @@ TEST_CASE("GPU measurement times candidates on the device against the CPU's outp
   const std::vector<Schedule> schedules = sample_gpu_schedules(task.compute, device->target_desc(), 4, rng);
   for (const MeasureResult &r : measurer.measure(schedules)) {
     INFO(to_text(r.status) << ": " << r.error);
-    CHECK(r.status == MeasureStatus::Ok);
+    CHECK(r.status == RecordStatus::Ok);
     CHECK(r.median_seconds > 0);
   }
 }

@@ -42,11 +42,11 @@ TEST_CASE("workers time good schedules and report bad ones as errors", "[tuner][
   const auto results = measurer.measure({good, bad.value()});
   REQUIRE(results.size() == 2);
   INFO(results[0].error);
-  CHECK(results[0].status == MeasureStatus::Ok);
+  CHECK(results[0].status == RecordStatus::Ok);
   CHECK(results[0].seconds.size() >= 3);
   CHECK(results[0].median_seconds > 0);
   CHECK(results[0].compile_seconds > 0);
-  CHECK(results[1].status == MeasureStatus::CompileError);
+  CHECK(results[1].status == RecordStatus::CompileError);
   CHECK(results[1].error.find("no_such_func") != std::string::npos);
 }
 
@@ -58,9 +58,9 @@ TEST_CASE("a crashing or hanging worker costs one record", "[tuner][measure]") {
   Measurer crashing(task, Target{}, crash);
   auto crashed = crashing.measure({good, good});
   REQUIRE(crashed.size() == 2);
-  CHECK(crashed[0].status == MeasureStatus::Crash);
+  CHECK(crashed[0].status == RecordStatus::Crash);
   CHECK(crashed[0].error.find("Segmentation") != std::string::npos);
-  CHECK(crashed[1].status == MeasureStatus::Crash);
+  CHECK(crashed[1].status == RecordStatus::Crash);
 
   MeasureOptions hang = quick_options();
   hang.inject_fault = "hang";
@@ -68,11 +68,11 @@ TEST_CASE("a crashing or hanging worker costs one record", "[tuner][measure]") {
   Measurer hanging(task, Target{}, hang);
   auto hung = hanging.measure({good});
   REQUIRE(hung.size() == 1);
-  CHECK(hung[0].status == MeasureStatus::Timeout);
+  CHECK(hung[0].status == RecordStatus::Timeout);
 
   // A fresh measurer in the same process still measures normally afterwards.
   Measurer fine(task, Target{}, quick_options());
   auto ok = fine.measure({good});
   INFO(ok[0].error);
-  CHECK(ok[0].status == MeasureStatus::Ok);
+  CHECK(ok[0].status == RecordStatus::Ok);
 }

@@ -1,10 +1,9 @@
 #include "deploy/artifact_manifest.h"
 
 #include <cstdio>
-#include <sstream>
 
+#include "base/json.h"
 #include "deploy/execution_plan.h"
-#include "deploy/json_value.h"
 
 namespace tessel::deploy {
 
@@ -12,40 +11,41 @@ namespace {
 
 constexpr const char *kFormat = "tessel-artifact";
 
-std::string int_list(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+Json tensor_json(const ArtifactTensor &t) {
+  Json json;
+  json["name"] = t.name;
+  json["dtype"] = dtype_name(t.dtype);
+  json["shape"] = t.shape;
+  return json;
 }
 
-std::string tensor_json(const ArtifactTensor &t) {
-  return "{\"name\": " + json_quote(t.name) + ", \"dtype\": " + json_quote(dtype_name(t.dtype)) +
-         ", \"shape\": " + int_list(t.shape) + "}";
+Json file_json(const ArtifactFile &f) {
+  Json json;
+  json["path"] = f.path;
+  json["bytes"] = f.bytes;
+  json["fnv1a64"] = f.fnv1a64;
+  return json;
 }
 
-std::string file_json(const ArtifactFile &f) {
-  return "{\"path\": " + json_quote(f.path) + ", \"bytes\": " + std::to_string(f.bytes) +
-         ", \"fnv1a64\": " + json_quote(f.fnv1a64) + "}";
-}
-
-std::string task_json(const ArtifactTask &t) {
-  std::string s = "{\"kernel\": " + json_quote(t.kernel) + ", \"ops\": " + json_quote(t.ops) +
-                  ", \"workload_key\": " + json_quote(t.workload_key) + ", \"flops\": " + std::to_string(t.flops) +
-                  ", \"schedule\": " + (t.tuned ? "\"tuned\"" : "\"default\"");
+Json task_json(const ArtifactTask &t) {
+  Json json;
+  json["kernel"] = t.kernel;
+  json["ops"] = t.ops;
+  json["workload_key"] = t.workload_key;
+  json["flops"] = t.flops;
+  json["schedule"] = t.tuned ? "tuned" : "default";
   if (t.tuned) {
-    s += ", \"schedule_hash\": " + json_quote(t.schedule_hash);
-    if (t.record_median_seconds) s += ", \"record_median_seconds\": " + json_number(*t.record_median_seconds);
+    json["schedule_hash"] = t.schedule_hash;
+    if (t.record_median_seconds) json["record_median_seconds"] = *t.record_median_seconds;
   }
-  return s + "}";
+  return json;
 }
 
-// One array element per line: the manifest is read by people too (`cat model.tsl/manifest.json`).
 template <typename T, typename F>
-std::string json_lines(const std::vector<T> &items, F &&one) {
-  if (items.empty()) return "[]";
-  std::string s = "[\n";
-  for (size_t i = 0; i < items.size(); ++i) s += "    " + one(items[i]) + (i + 1 < items.size() ? ",\n" : "\n");
-  return s + "  ]";
+Json json_array(const std::vector<T> &items, F &&one) {
+  Json array = Json::array();
+  for (const T &item : items) array.push_back(one(item));
+  return array;
 }
 
 bool is_hash_text(const std::string &s) {
@@ -58,36 +58,41 @@ bool is_hash_text(const std::string &s) {
 // Typed access to the manifest's fields; errors name the field by its path ("files.plan.bytes").
 class Fields {
  public:
-  static Error wrong(const std::string &path, const std::string &what, const JsonValue *v) {
-    return make_error("manifest field \"" + path + "\" must be " + what + (v ? std::string(", found ") + JsonValue::kind_name(v->kind()) : std::string(" (missing)")));
+  static Error wrong(const std::string &path, const std::string &what, const Json *v) {
+    return json_field_error("manifest field \"" + path + "\"", what, v);
   }
 
-  static Result<const JsonValue *> get(const JsonValue &obj, const std::string &key, const std::string &path,
-                                       JsonValue::Kind kind, const char *what) {
-    const JsonValue *v = obj.find(key);
-    if (!v || v->kind() != kind) return wrong(path, what, v);
+  static Result<const Json *> get(const Json &obj, const std::string &key, const std::string &path, Json::value_t kind,
+                                  const char *what) {
+    const Json *v = json_find(obj, key);
+    if (!v || v->type() != kind) return wrong(path, what, v);
     return v;
   }
 
-  static Result<std::string> string(const JsonValue &obj, const std::string &key, const std::string &path) {
-    Result<const JsonValue *> v = get(obj, key, path, JsonValue::Kind::String, "a string");
+  static Result<std::string> string(const Json &obj, const std::string &key, const std::string &path) {
+    Result<const Json *> v = get(obj, key, path, Json::value_t::string, "a string");
     if (!v.ok()) return v.error();
-    return v.value()->text();
+    return v.value()->get<std::string>();
   }
 
-  static Result<std::string> optional_string(const JsonValue &obj, const std::string &key, const std::string &path) {
-    if (!obj.find(key)) return std::string();
+  static Result<std::string> optional_string(const Json &obj, const std::string &key, const std::string &path) {
+    if (!json_find(obj, key)) return std::string();
     return string(obj, key, path);
   }
 
-  static Result<int64_t> count(const JsonValue &obj, const std::string &key, const std::string &path) {
-    const JsonValue *v = obj.find(key);
-    std::optional<int64_t> n = v && v->is_number() ? v->as_int64() : std::nullopt;
-    if (!n || *n < 0) return wrong(path, "a non-negative integer", v);
+  static Result<int64_t> count(const Json &v, const std::string &path) {
+    std::optional<int64_t> n = json_int64(v);
+    if (!n || *n < 0) return wrong(path, "a non-negative integer", &v);
     return *n;
   }
 
-  static Result<ArtifactTensor> tensor(const JsonValue &v, const std::string &path) {
+  static Result<int64_t> count(const Json &obj, const std::string &key, const std::string &path) {
+    const Json *v = json_find(obj, key);
+    if (!v) return wrong(path, "a non-negative integer", v);
+    return count(*v, path);
+  }
+
+  static Result<ArtifactTensor> tensor(const Json &v, const std::string &path) {
     if (!v.is_object()) return wrong(path, "an object", &v);
     ArtifactTensor t;
     Result<std::string> name = string(v, "name", path + ".name");
@@ -98,30 +103,29 @@ class Fields {
     std::optional<DType> d = parse_artifact_dtype(dtype.value());
     if (!d) return make_error("manifest field \"" + path + ".dtype\": unknown dtype \"" + dtype.value() + "\"");
     t.dtype = *d;
-    Result<const JsonValue *> shape = get(v, "shape", path + ".shape", JsonValue::Kind::Array, "an array");
+    Result<const Json *> shape = get(v, "shape", path + ".shape", Json::value_t::array, "an array");
     if (!shape.ok()) return shape.error();
-    for (size_t i = 0; i < shape.value()->items().size(); ++i) {
-      const JsonValue &dim = shape.value()->items()[i];
-      std::optional<int64_t> n = dim.is_number() ? dim.as_int64() : std::nullopt;
-      if (!n || *n < 0) return wrong(path + ".shape[" + std::to_string(i) + "]", "a non-negative integer", &dim);
-      t.shape.push_back(*n);
+    for (size_t i = 0; i < shape.value()->size(); ++i) {
+      Result<int64_t> n = count(shape.value()->at(i), path + ".shape[" + std::to_string(i) + "]");
+      if (!n.ok()) return n.error();
+      t.shape.push_back(n.value());
     }
     return t;
   }
 
-  static Result<std::vector<ArtifactTensor>> tensors(const JsonValue &obj, const std::string &key) {
-    Result<const JsonValue *> list = get(obj, key, key, JsonValue::Kind::Array, "an array");
+  static Result<std::vector<ArtifactTensor>> tensors(const Json &obj, const std::string &key) {
+    Result<const Json *> list = get(obj, key, key, Json::value_t::array, "an array");
     if (!list.ok()) return list.error();
     std::vector<ArtifactTensor> out;
-    for (size_t i = 0; i < list.value()->items().size(); ++i) {
-      Result<ArtifactTensor> t = tensor(list.value()->items()[i], key + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < list.value()->size(); ++i) {
+      Result<ArtifactTensor> t = tensor(list.value()->at(i), key + "[" + std::to_string(i) + "]");
       if (!t.ok()) return t.error();
       out.push_back(std::move(t).value());
     }
     return out;
   }
 
-  static Result<ArtifactTask> task(const JsonValue &v, const std::string &path) {
+  static Result<ArtifactTask> task(const Json &v, const std::string &path) {
     if (!v.is_object()) return wrong(path, "an object", &v);
     ArtifactTask t;
     for (auto [key, field] : {std::pair{"kernel", &t.kernel}, std::pair{"ops", &t.ops}, std::pair{"workload_key", &t.workload_key}}) {
@@ -129,7 +133,7 @@ class Fields {
       if (!s.ok()) return s.error();
       *field = s.value();
     }
-    if (v.find("flops")) {
+    if (json_find(v, "flops")) {
       Result<int64_t> flops = count(v, "flops", path + ".flops");
       if (!flops.ok()) return flops.error();
       t.flops = flops.value();
@@ -137,22 +141,22 @@ class Fields {
     Result<std::string> schedule = string(v, "schedule", path + ".schedule");
     if (!schedule.ok()) return schedule.error();
     if (schedule.value() != "tuned" && schedule.value() != "default")
-      return make_error("manifest field \"" + path + ".schedule\" must be \"tuned\" or \"default\", found \"" +
+      return make_error("manifest field \"" + path + ".schedule\" must be \"tuned\" or \"default\", not \"" +
                         schedule.value() + "\"");
     t.tuned = schedule.value() == "tuned";
     Result<std::string> hash = optional_string(v, "schedule_hash", path + ".schedule_hash");
     if (!hash.ok()) return hash.error();
     t.schedule_hash = hash.value();
-    if (const JsonValue *median = v.find("record_median_seconds")) {
+    if (const Json *median = json_find(v, "record_median_seconds")) {
       if (!median->is_number()) return wrong(path + ".record_median_seconds", "a number", median);
-      t.record_median_seconds = median->as_double();
+      t.record_median_seconds = median->get<double>();
     }
     return t;
   }
 
-  static Result<ArtifactFile> file(const JsonValue &files, const std::string &key) {
+  static Result<ArtifactFile> file(const Json &files, const std::string &key) {
     const std::string path = "files." + key;
-    Result<const JsonValue *> v = get(files, key, path, JsonValue::Kind::Object, "an object");
+    Result<const Json *> v = get(files, key, path, Json::value_t::object, "an object");
     if (!v.ok()) return v.error();
     ArtifactFile f;
     Result<std::string> p = string(*v.value(), "path", path + ".path");
@@ -164,7 +168,7 @@ class Fields {
     Result<std::string> hash = string(*v.value(), "fnv1a64", path + ".fnv1a64");
     if (!hash.ok()) return hash.error();
     if (!is_hash_text(hash.value()))
-      return make_error("manifest field \"" + path + ".fnv1a64\" must be 16 lower-case hex digits, found \"" +
+      return make_error("manifest field \"" + path + ".fnv1a64\" must be 16 lower-case hex digits, not \"" +
                         hash.value() + "\"");
     f.fnv1a64 = hash.value();
     return f;
@@ -192,46 +196,40 @@ bool operator==(const ArtifactManifest &a, const ArtifactManifest &b) {
 }
 
 std::string to_json(const ArtifactManifest &m) {
-  std::string features = "[";
-  for (size_t i = 0; i < m.required_cpu_features.size(); ++i)
-    features += (i ? ", " : "") + json_quote(m.required_cpu_features[i]);
-  features += "]";
-  std::ostringstream os;
-  os << "{\n"
-     << "  \"format\": " << json_quote(kFormat) << ",\n"
-     << "  \"format_version\": " << m.format_version << ",\n"
-     << "  \"tessel_version\": " << json_quote(m.tessel_version) << ",\n"
-     << "  \"target\": " << json_quote(m.target) << ",\n"
-     << "  \"halide_target\": " << json_quote(m.halide_target) << ",\n"
-     << "  \"arch\": " << json_quote(m.arch) << ",\n"
-     << "  \"required_cpu_features\": " << features << ",\n"
-     << "  \"model\": {\"path\": " << json_quote(m.model_path) << ", \"fnv1a64\": " << json_quote(m.model_fnv1a64) << "},\n"
-     << "  \"created_utc\": " << json_quote(m.created_utc) << ",\n"
-     << "  \"arena_bytes\": " << m.arena_bytes << ",\n"
-     << "  \"inputs\": " << json_lines(m.inputs, tensor_json) << ",\n"
-     << "  \"outputs\": " << json_lines(m.outputs, tensor_json) << ",\n"
-     << "  \"tasks\": " << json_lines(m.tasks, task_json) << ",\n"
-     << "  \"files\": {\n"
-     << "    \"plan\": " << file_json(m.plan) << ",\n"
-     << "    \"weights\": " << file_json(m.weights) << ",\n"
-     << "    \"kernels\": " << file_json(m.kernels) << "\n"
-     << "  }\n"
-     << "}\n";
-  return os.str();
+  Json json;
+  json["format"] = kFormat;
+  json["format_version"] = m.format_version;
+  json["tessel_version"] = m.tessel_version;
+  json["target"] = m.target;
+  json["halide_target"] = m.halide_target;
+  json["arch"] = m.arch;
+  json["required_cpu_features"] = m.required_cpu_features;
+  json["model"]["path"] = m.model_path;
+  json["model"]["fnv1a64"] = m.model_fnv1a64;
+  json["created_utc"] = m.created_utc;
+  json["arena_bytes"] = m.arena_bytes;
+  json["inputs"] = json_array(m.inputs, tensor_json);
+  json["outputs"] = json_array(m.outputs, tensor_json);
+  json["tasks"] = json_array(m.tasks, task_json);
+  json["files"]["plan"] = file_json(m.plan);
+  json["files"]["weights"] = file_json(m.weights);
+  json["files"]["kernels"] = file_json(m.kernels);
+  // Indented, one field per line: people read it too (`cat model.tsl/manifest.json`).
+  return dump_json(json, 2) + "\n";
 }
 
 Result<ArtifactManifest> parse_manifest(const std::string &json) {
-  Result<JsonValue> doc = parse_json(json);
+  Result<Json> doc = parse_json(json);
   if (!doc.ok()) return make_error("not a tessel artifact: " + doc.error().message);
-  const JsonValue &root = doc.value();
-  const JsonValue *format = root.find("format");
-  if (!format || !format->is_string() || format->text() != kFormat)
+  const Json &root = doc.value();
+  const Json *format = json_find(root, "format");
+  if (!format || !format->is_string() || format->get<std::string>() != kFormat)
     return make_error(std::string("not a tessel artifact (\"format\" is ") +
-                      (format ? (format->is_string() ? json_quote(format->text()) : JsonValue::kind_name(format->kind())) : "missing") +
+                      (format ? (format->is_string() ? dump_json(*format) : json_kind_name(*format)) : "missing") +
                       ", expected \"" + kFormat + "\")");
   // The version comes before every other field: a newer format may have changed them.
-  const JsonValue *version = root.find("format_version");
-  std::optional<int64_t> v = version && version->is_number() ? version->as_int64() : std::nullopt;
+  const Json *version = json_find(root, "format_version");
+  std::optional<int64_t> v = version ? json_int64(*version) : std::nullopt;
   if (!v) return Fields::wrong("format_version", "an integer", version);
   if (*v != kArtifactFormatVersion)
     return make_error("artifact format version " + std::to_string(*v) + " is not one this runtime reads (it reads version " +
@@ -250,15 +248,15 @@ Result<ArtifactManifest> parse_manifest(const std::string &json) {
     if (!s.ok()) return s.error();
     *field = s.value();
   }
-  Result<const JsonValue *> features =
-      Fields::get(root, "required_cpu_features", "required_cpu_features", JsonValue::Kind::Array, "an array of strings");
+  Result<const Json *> features =
+      Fields::get(root, "required_cpu_features", "required_cpu_features", Json::value_t::array, "an array of strings");
   if (!features.ok()) return features.error();
-  for (size_t i = 0; i < features.value()->items().size(); ++i) {
-    const JsonValue &f = features.value()->items()[i];
+  for (size_t i = 0; i < features.value()->size(); ++i) {
+    const Json &f = features.value()->at(i);
     if (!f.is_string()) return Fields::wrong("required_cpu_features[" + std::to_string(i) + "]", "a string", &f);
-    m.required_cpu_features.push_back(f.text());
+    m.required_cpu_features.push_back(f.get<std::string>());
   }
-  if (const JsonValue *model = root.find("model")) {
+  if (const Json *model = json_find(root, "model")) {
     if (!model->is_object()) return Fields::wrong("model", "an object", model);
     Result<std::string> path = Fields::optional_string(*model, "path", "model.path");
     if (!path.ok()) return path.error();
@@ -276,15 +274,15 @@ Result<ArtifactManifest> parse_manifest(const std::string &json) {
   Result<std::vector<ArtifactTensor>> outputs = Fields::tensors(root, "outputs");
   if (!outputs.ok()) return outputs.error();
   m.outputs = std::move(outputs).value();
-  if (const JsonValue *tasks = root.find("tasks")) {
+  if (const Json *tasks = json_find(root, "tasks")) {
     if (!tasks->is_array()) return Fields::wrong("tasks", "an array", tasks);
-    for (size_t i = 0; i < tasks->items().size(); ++i) {
-      Result<ArtifactTask> t = Fields::task(tasks->items()[i], "tasks[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < tasks->size(); ++i) {
+      Result<ArtifactTask> t = Fields::task(tasks->at(i), "tasks[" + std::to_string(i) + "]");
       if (!t.ok()) return t.error();
       m.tasks.push_back(std::move(t).value());
     }
   }
-  Result<const JsonValue *> files = Fields::get(root, "files", "files", JsonValue::Kind::Object, "an object");
+  Result<const Json *> files = Fields::get(root, "files", "files", Json::value_t::object, "an object");
   if (!files.ok()) return files.error();
   for (auto [key, field] : {std::pair{"plan", &m.plan}, std::pair{"weights", &m.weights}, std::pair{"kernels", &m.kernels}}) {
     Result<ArtifactFile> f = Fields::file(*files.value(), key);

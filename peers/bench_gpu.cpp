@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "graph/infer/model_stats.h"
 #include "tuner/kernel_timing.h"
 
@@ -26,11 +26,10 @@ struct GpuRow {
 
 Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &target, const CudaDeviceInfo &device,
                                const GpuBenchOptions &options) {
-  JsonWriter json;
-  json.begin_object();
-  json.key("device").value(device.describe());
-  json.key("target").value(target.to_string());
-  json.key("kernels").begin_array();
+  Json json;
+  json["device"] = device.describe();
+  json["target"] = target.to_string();
+  json["kernels"] = Json::array();
   if (!options.json) std::printf("GPU: %s, target %s\n\n", device.describe().c_str(), target.to_string().c_str());
   bool wrong = false;
   for (BenchTask &task : tasks) {
@@ -76,13 +75,13 @@ Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &targ
       }
 
     const int64_t flops = task.task.flops;
+    Json kernel;
     if (options.json) {
-      json.begin_object();
-      json.key("label").value(task.label);
-      json.key("workload_key").value(task.workload_key);
-      json.key("flops").value(flops);
-      json.key("tuned_source").value(task.tuned_source);
-      json.key("rows").begin_array();
+      kernel["label"] = task.label;
+      kernel["workload_key"] = task.workload_key;
+      kernel["flops"] = flops;
+      kernel["tuned_source"] = task.tuned_source;
+      kernel["rows"] = Json::array();
     } else {
       std::printf("%s  (%s, %.3f GFLOP)\n", task.label.c_str(), task.ops.c_str(), flops / 1e9);
       std::printf("  %-16s %12s %12s %10s\n", "row", "median ms", "GFLOP/s", "max rel err");
@@ -93,16 +92,16 @@ Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &targ
       if (timed && !(row.error <= options.tolerance)) wrong = true;
       if (row.unavailable.rfind("failed", 0) == 0) wrong = true;  // built, but did not run
       if (options.json) {
-        json.begin_object();
-        json.key("name").value(row.name);
+        Json json_row;
+        json_row["name"] = row.name;
         if (timed) {
-          json.key("median_ms").value(seconds * 1e3);
-          json.key("gflops").value(flops / seconds / 1e9);
-          json.key("max_relative_error").value(row.error);
+          json_row["median_ms"] = seconds * 1e3;
+          json_row["gflops"] = flops / seconds / 1e9;
+          json_row["max_relative_error"] = row.error;
         } else {
-          json.key("unavailable").value(row.unavailable);
+          json_row["unavailable"] = row.unavailable;
         }
-        json.end_object();
+        kernel["rows"].push_back(json_row);
       } else if (timed) {
         std::printf("  %-16s %12.4f %12.1f %10.2e%s\n", row.name.c_str(), seconds * 1e3, flops / seconds / 1e9, row.error,
                     row.error <= options.tolerance ? "" : "  WRONG");
@@ -111,17 +110,14 @@ Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &targ
       }
     }
     if (options.json) {
-      json.end_array();
-      json.end_object();
+      json["kernels"].push_back(kernel);
     } else {
       if (!task.tuned_source.empty()) std::printf("  tuned: %s\n", task.tuned_source.c_str());
       std::printf("\n");
     }
     std::fflush(stdout);
   }
-  json.end_array();
-  json.end_object();
-  if (options.json) std::printf("%s\n", json.str().c_str());
+  if (options.json) std::printf("%s\n", dump_json(json).c_str());
   else
     std::printf("timing: median of %d rounds, each the median of >= 10 runs and %.2f s, kernels only (inputs on the "
                 "device, each run waits for the GPU)\n",

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/json.h"
+
 namespace tessel {
 
 namespace {
@@ -127,45 +129,44 @@ std::string format_bench_table(const BenchTask &task, const TaskBench &bench, co
   return out;
 }
 
-void write_bench_json(JsonWriter &json, const BenchTask &task, const TaskBench &bench, const std::vector<TimedRow> &rows,
-                      const bench::MachinePeak &peak) {
+Json bench_json(const BenchTask &task, const TaskBench &bench, const std::vector<TimedRow> &rows,
+                const bench::MachinePeak &peak) {
   const bool memory_bound = is_memory_bound(bench.flops, bench.bytes, peak);
   const double tessel_median = rows.empty() || rows[0].samples.seconds.empty() ? 0 : rows[0].samples.median();
-  json.begin_object();
-  json.key("kernel").value(task.label);
-  json.key("workload_key").value(task.workload_key);
-  json.key("ops").value(task.ops);
-  json.key("weight").value(static_cast<int64_t>(task.weight));
-  json.key("flops").value(bench.flops);
-  json.key("bytes").value(bench.bytes);
-  json.key("bound").value(memory_bound ? "memory" : "compute");
-  if (!bench.no_vendor_peer.empty()) json.key("no_vendor_peer").value(bench.no_vendor_peer);
-  json.key("rows").begin_array();
+  Json json;
+  json["kernel"] = task.label;
+  json["workload_key"] = task.workload_key;
+  json["ops"] = task.ops;
+  json["weight"] = task.weight;
+  json["flops"] = bench.flops;
+  json["bytes"] = bench.bytes;
+  json["bound"] = memory_bound ? "memory" : "compute";
+  if (!bench.no_vendor_peer.empty()) json["no_vendor_peer"] = bench.no_vendor_peer;
+  json["rows"] = Json::array();
   for (const TimedRow &r : rows) {
-    json.begin_object();
-    json.key("name").value(r.row->name);
+    Json row;
+    row["name"] = r.row->name;
     const std::string status = row_status(r);
-    json.key("status").value(status == "ok" ? "ok" : status == "WRONG" ? "wrong" : "unavailable");
-    if (!r.row->unavailable.empty()) json.key("reason").value(r.row->unavailable);
-    if (!r.row->setup.empty()) json.key("setup").value(r.row->setup);
-    if (!r.row->note.empty()) json.key("note").value(r.row->note);
+    row["status"] = status == "ok" ? "ok" : status == "WRONG" ? "wrong" : "unavailable";
+    if (!r.row->unavailable.empty()) row["reason"] = r.row->unavailable;
+    if (!r.row->setup.empty()) row["setup"] = r.row->setup;
+    if (!r.row->note.empty()) row["note"] = r.row->note;
     if (r.row->unavailable.empty() && !r.samples.seconds.empty()) {
       const RowFigures f = figures(r, bench, peak, tessel_median, memory_bound);
-      json.key("median_ms").value(f.median_ms);
-      json.key("p10_ms").value(f.p10_ms);
-      json.key("p90_ms").value(f.p90_ms);
-      json.key("min_ms").value(r.samples.min() * 1e3);
-      json.key("runs").value(static_cast<int64_t>(f.runs));
-      json.key("gflops").value(f.gflops);
-      json.key("gbs").value(f.gbs);
-      json.key("peak_fraction").value(f.of_peak);
-      json.key("tessel_speedup").value(&r == &rows[0] ? 1.0 : f.tessel_speedup);
-      json.key("max_relative_error").value(r.error);
+      row["median_ms"] = f.median_ms;
+      row["p10_ms"] = f.p10_ms;
+      row["p90_ms"] = f.p90_ms;
+      row["min_ms"] = r.samples.min() * 1e3;
+      row["runs"] = f.runs;
+      row["gflops"] = f.gflops;
+      row["gbs"] = f.gbs;
+      row["peak_fraction"] = f.of_peak;
+      row["tessel_speedup"] = &r == &rows[0] ? 1.0 : f.tessel_speedup;
+      row["max_relative_error"] = r.error;
     }
-    json.end_object();
+    json["rows"].push_back(row);
   }
-  json.end_array();
-  json.end_object();
+  return json;
 }
 
 }  // namespace tessel

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "base/json_writer.h"
+#include "base/json_fwd.h"
 #include "peers/bench_rows.h"
 #include "peers/machine_peak.h"
 #include "peers/timing.h"
@@ -27,8 +27,8 @@ std::string format_bench_table(const BenchTask &task, const TaskBench &bench, co
                                const bench::MachinePeak &peak);
 
 /// The same as one JSON object (the caller places it in an array).
-void write_bench_json(JsonWriter &json, const BenchTask &task, const TaskBench &bench,
-                      const std::vector<TimedRow> &rows, const bench::MachinePeak &peak);
+Json bench_json(const BenchTask &task, const TaskBench &bench, const std::vector<TimedRow> &rows,
+                const bench::MachinePeak &peak);
 
 /// Rows whose output differs from the reference by more than this are marked wrong.
 inline constexpr double kBenchTolerance = 1e-4;

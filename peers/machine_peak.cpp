@@ -7,11 +7,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <vector>
 
-#include "deploy/json_value.h"
+#include "base/json.h"
 #include "peers/fma_peak.h"
 
 namespace tessel::bench {
@@ -31,6 +32,22 @@ std::string utc_now_iso8601() {
   return text;
 }
 
+// The entry in `item` if it is well-formed.
+std::optional<MachinePeak> read_entry(const Json &item) {
+  const Json *cpu = json_find(item, "cpu"), *threads = json_find(item, "threads"), *fma = json_find(item, "fma_gflops"),
+             *memory = json_find(item, "memory_gbs"), *when = json_find(item, "measured_at");
+  if (!cpu || !cpu->is_string() || !threads || !json_int64(*threads) || !fma || !fma->is_number() || !memory ||
+      !memory->is_number() || !when || !when->is_string())
+    return std::nullopt;
+  MachinePeak peak;
+  peak.cpu = cpu->get<std::string>();
+  peak.threads = int(*json_int64(*threads));
+  peak.fma_gflops = fma->get<double>();
+  peak.memory_gbs = memory->get<double>();
+  peak.measured_at = when->get<std::string>();
+  return peak;
+}
+
 // Every well-formed entry of the cache file; anything unreadable or malformed reads as none.
 std::vector<MachinePeak> read_cache(const std::string &path) {
   std::vector<MachinePeak> entries;
@@ -38,39 +55,33 @@ std::vector<MachinePeak> read_cache(const std::string &path) {
   if (!in) return entries;
   std::stringstream text;
   text << in.rdbuf();
-  const auto parsed = deploy::parse_json(text.str());
-  if (!parsed.ok() || !parsed->is_object()) return entries;
-  const deploy::JsonValue *format = parsed->find("format");
-  const deploy::JsonValue *list = parsed->find("entries");
-  if (!format || !format->is_string() || format->text() != kCacheFormat || !list || !list->is_array()) return entries;
-  for (const deploy::JsonValue &item : list->items()) {
-    const deploy::JsonValue *cpu = item.find("cpu"), *threads = item.find("threads"), *fma = item.find("fma_gflops"),
-                            *memory = item.find("memory_gbs"), *when = item.find("measured_at");
-    if (!cpu || !cpu->is_string() || !threads || !threads->is_number() || !threads->as_int64() || !fma ||
-        !fma->is_number() || !memory || !memory->is_number() || !when || !when->is_string())
-      continue;
-    MachinePeak peak;
-    peak.cpu = cpu->text();
-    peak.threads = int(*threads->as_int64());
-    peak.fma_gflops = fma->as_double();
-    peak.memory_gbs = memory->as_double();
-    peak.measured_at = when->text();
+  const auto parsed = parse_json(text.str());
+  if (!parsed.ok()) return entries;
+  const Json *format = json_find(parsed.value(), "format");
+  const Json *list = json_find(parsed.value(), "entries");
+  if (!format || *format != kCacheFormat || !list || !list->is_array()) return entries;
+  for (const Json &item : *list) {
+    const std::optional<MachinePeak> peak = read_entry(item);
     // A zero or negative figure is not a ceiling anyone measured; measure again.
-    if (peak.fma_gflops > 0 && peak.memory_gbs > 0) entries.push_back(peak);
+    if (peak && peak->fma_gflops > 0 && peak->memory_gbs > 0) entries.push_back(*peak);
   }
   return entries;
 }
 
 std::string cache_text(const std::vector<MachinePeak> &entries) {
-  std::string text = "{\n  \"format\": " + deploy::json_quote(kCacheFormat) + ",\n  \"entries\": [";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const MachinePeak &e = entries[i];
-    text += std::string(i ? "," : "") + "\n    {\"cpu\": " + deploy::json_quote(e.cpu) +
-            ", \"threads\": " + std::to_string(e.threads) + ", \"fma_gflops\": " + deploy::json_number(e.fma_gflops) +
-            ", \"memory_gbs\": " + deploy::json_number(e.memory_gbs) +
-            ", \"measured_at\": " + deploy::json_quote(e.measured_at) + "}";
+  Json cache;
+  cache["format"] = kCacheFormat;
+  cache["entries"] = Json::array();
+  for (const MachinePeak &e : entries) {
+    Json entry;
+    entry["cpu"] = e.cpu;
+    entry["threads"] = e.threads;
+    entry["fma_gflops"] = e.fma_gflops;
+    entry["memory_gbs"] = e.memory_gbs;
+    entry["measured_at"] = e.measured_at;
+    cache["entries"].push_back(entry);
   }
-  return text + "\n  ]\n}\n";
+  return dump_json(cache, 2) + "\n";
 }
 
 // Empty on success, else what went wrong.

@@ -12,7 +12,7 @@
 #include <ostream>
 #include <thread>
 
-#include "tuning_db/flat_json.h"
+#include "base/json.h"
 #include "tuning_db/schema.h"
 #include "tuning_db/sqlite_statement.h"
 #include "tuning_db/tuning_log_line.h"
@@ -49,6 +49,13 @@ Result<std::vector<float>> decode_features(const std::vector<uint8_t> &bytes) {
   return features;
 }
 
+/// The timings column: a JSON array of seconds, "[0.00121,0.00119]".
+Result<std::vector<double>> read_timings(const std::string &text) {
+  auto timings = parse_json(text);
+  if (!timings.ok()) return timings.error();
+  return json_numbers(timings.value(), "the timings column");
+}
+
 Result<TuningRecord> read_record(const SqliteStatement &row, const std::string &path) {
   TuningRecord record;
   record.id = row.integer(0);
@@ -63,7 +70,7 @@ Result<TuningRecord> read_record(const SqliteStatement &row, const std::string &
   record.status = status.value();
   record.error_message = row.text(7);
   if (!row.is_null(8)) record.median_seconds = row.real(8);
-  auto timings = parse_json_number_array(row.text(9));
+  auto timings = read_timings(row.text(9));
   if (!timings.ok()) return make_error(which + ": malformed timings: " + timings.error().message);
   record.timings_seconds = std::move(timings.value());
   record.compile_seconds = row.real(10);
@@ -312,7 +319,7 @@ Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {
       .bind(5, std::string(to_text(record.status)))
       .bind(6, record.error_message)
       .bind(7, record.median_seconds)
-      .bind(8, json_number_array(record.timings_seconds))
+      .bind(8, dump_json(Json(record.timings_seconds)))
       .bind(9, record.compile_seconds)
       .bind(10, record.tool_version.empty() ? current_tool_version() : record.tool_version)
       .bind(11, record.created_at.empty() ? utc_timestamp_now() : record.created_at);

@@ -17,7 +17,6 @@
 #include <random>
 #include <sstream>
 
-#include "tuning_db/flat_json.h"
 #include "tuning_db/open_best_record_source.h"
 #include "tuning_db/tuning_database.h"
 #include "tuning_db/tuning_log.h"
@@ -104,75 +103,86 @@ int wait_child(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("json strings escape and read back exactly", "[tuning_db]") {
+TEST_CASE("a log line keeps odd text exactly, on one line", "[tuning_db]") {
   const std::string nasty = std::string("quote \" backslash \\ slash / newline \n tab \t cr \r nul ") +
                             std::string(1, '\0') + " bell \x07 del \x7f unicode \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
-  const std::string quoted = json_quote(nasty);
-  CHECK(quoted.find('\n') == std::string::npos);
-  CHECK(quoted.find("\\\"") != std::string::npos);
-  CHECK(quoted.find("\\u0000") != std::string::npos);
-  CHECK(quoted.find("\\u0007") != std::string::npos);
-  auto parsed = parse_flat_json_object("{\"s\":" + quoted + "}");
-  REQUIRE(parsed.ok());
-  CHECK(parsed->find("s")->text == nasty);
+  TuningRecord record = make_record("odd", 1e-3);
+  record.schedule_text = nasty;
+  const std::string line = to_log_line(record, nasty);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.find("\\u0000") != std::string::npos);
+  auto back = parse_log_line(line);
+  REQUIRE(back.ok());
+  CHECK(back->record.schedule_text == nasty);
+  CHECK(back->workload_text == nasty);
 
-  // Bytes that are not UTF-8 cannot be JSON: they become U+FFFD, never invalid output.
-  CHECK(json_quote("bad \xff byte") == "\"bad \\ufffd byte\"");
-  CHECK(json_quote("cut \xe2\x82") == "\"cut \\ufffd\\ufffd\"");
+  // Bytes that are not UTF-8 cannot be JSON: they become U+FFFD, never an unreadable line.
+  record.schedule_text = "bad \xff byte, cut \xe2\x82";
+  auto replaced = parse_log_line(to_log_line(record, kWorkloadText));
+  REQUIRE(replaced.ok());
+  CHECK_THAT(replaced->record.schedule_text, Catch::StartsWith("bad \xef\xbf\xbd byte, cut \xef\xbf\xbd"));
 
   // \u escapes, surrogate pairs included, decode to UTF-8.
-  auto escaped = parse_flat_json_object(R"({"e":"\u00e9\u20AC\ud83d\ude00\/"})");
-  REQUIRE(escaped.ok());
-  CHECK(escaped->find("e")->text == "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80/");
+  std::string escaped = to_log_line(make_record("esc", 1e-3), kWorkloadText);
+  escaped.replace(escaped.find("\"target\":\"llvm\""), std::strlen("\"target\":\"llvm\""),
+                  R"("target":"\u00e9\u20AC\ud83d\ude00\/")");
+  auto decoded = parse_log_line(escaped);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->record.target == "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80/");
 }
 
-TEST_CASE("json reader is strict and says where", "[tuning_db]") {
-  const auto error_of = [](const std::string &text) {
-    auto parsed = parse_flat_json_object(text);
+TEST_CASE("the log line reader is strict and says where", "[tuning_db]") {
+  const auto error_of = [](const std::string &line) {
+    auto parsed = parse_log_line(line);
     return parsed.ok() ? std::string("parsed") : parsed.error().message;
   };
-  CHECK_THAT(error_of(R"({"a":1,})"), Catch::Contains("column 8") && Catch::Contains("string key"));
-  CHECK_THAT(error_of(R"({"a":1,"a":2})"), Catch::Contains("appears twice"));
-  CHECK_THAT(error_of(R"({"a":{"b":1}})"), Catch::Contains("nested"));
-  CHECK_THAT(error_of(R"({"a":["x"]})"), Catch::Contains("only hold numbers"));
-  CHECK_THAT(error_of(R"({"a":01})"), Catch::Contains("expected ',' or '}'"));
-  CHECK_THAT(error_of(R"({"a":1.})"), Catch::Contains("digit after '.'"));
-  CHECK_THAT(error_of(R"({"a":+1})"), Catch::Contains("expected a value"));
-  CHECK_THAT(error_of(R"({"a":1e999})"), Catch::Contains("out of range"));
-  CHECK_THAT(error_of(R"({"a":"\q"})"), Catch::Contains("invalid escape"));
-  CHECK_THAT(error_of(R"({"a":"\ud83d"})"), Catch::Contains("surrogate"));
-  CHECK_THAT(error_of("{\"a\":\"tab\there\"}"), Catch::Contains("control character"));
-  CHECK_THAT(error_of("{\"a\":\"\xff\"}"), Catch::Contains("UTF-8"));
-  CHECK_THAT(error_of(R"({"a":"open)"), Catch::Contains("unterminated"));
-  CHECK_THAT(error_of(R"({"a":1} x)"), Catch::Contains("after the JSON value"));
-  CHECK_THAT(error_of(R"({"a":nul})"), Catch::Contains("expected a value"));
-  CHECK_THAT(error_of(""), Catch::Contains("'{'"));
-
-  auto fine = parse_flat_json_object(R"( { "n" : null , "t":true,"f":false,"x":-0.5e-3,"arr":[ 1 , 2.5 ] ,"e":[]} )");
-  REQUIRE(fine.ok());
-  CHECK(fine->find("n")->kind == JsonValue::Kind::Null);
-  CHECK(fine->find("t")->boolean);
-  CHECK(fine->find("f")->kind == JsonValue::Kind::Bool);
-  CHECK(fine->find("x")->number == -0.5e-3);
-  CHECK(fine->find("arr")->numbers == std::vector<double>{1, 2.5});
-  CHECK(fine->find("e")->numbers.empty());
+  const std::string good = to_log_line(make_record("s1", 1e-3), kWorkloadText);
+  const auto with = [&](const std::string &from, const std::string &to) {
+    std::string line = good;
+    const size_t at = line.find(from);
+    REQUIRE(at != std::string::npos);
+    return line.replace(at, from.size(), to);
+  };
+  REQUIRE(error_of(good) == "parsed");
+  CHECK_THAT(error_of(R"({"a":1,})"), Catch::StartsWith("column 8: ") && Catch::Contains("object key"));
+  CHECK_THAT(error_of(with("\"target\":\"llvm\"", "\"target\":\"llvm\",\"target\":\"cuda\"")),
+             Catch::Contains("key \"target\" appears twice"));
+  CHECK(error_of(with("\"compile_seconds\":0.25", "\"compile_seconds\":{\"b\":1}")) ==
+        "\"compile_seconds\" must be a number, not an object");
+  CHECK(error_of(with("\"timings_seconds\":[", "\"timings_seconds\":[\"x\",")) ==
+        "\"timings_seconds\" must be an array of numbers, not an array holding a string");
+  CHECK_THAT(error_of(with("\"compile_seconds\":0.25", "\"compile_seconds\":1e999")), Catch::Contains("overflow"));
+  CHECK_THAT(error_of(with("\"target\":\"llvm\"", "\"target\":\"ll\xffvm\"")), Catch::Contains("UTF-8"));
+  CHECK_THAT(error_of(with("\"target\":\"llvm\"", "\"target\":\"ll\tvm\"")), Catch::Contains("control character"));
+  CHECK_THAT(error_of(good + " x"), Catch::StartsWith("column " + std::to_string(good.size() + 2) + ": "));
+  CHECK(error_of("[1, 2]") == "a log line must be an object, not an array");
+  CHECK_THAT(error_of(""), Catch::StartsWith("column 1: "));
 }
 
-TEST_CASE("json numbers are the shortest text that reads back exactly", "[tuning_db]") {
-  CHECK(json_number(0.1) == "0.1");
-  CHECK(json_number(1.0) == "1");
-  CHECK(json_number(1e-7) == "1e-07");
-  CHECK(json_number(0.1f) == "0.1");
-  CHECK(json_number(std::nan("")) == "null");
+TEST_CASE("log numbers are the shortest text that reads back exactly", "[tuning_db]") {
+  TuningRecord record = make_record("n1", 0.1);
+  record.compile_seconds = 1e-7;
+  record.features = std::vector<float>{0.1f, 1.5f, -2.25f};
+  const std::string line = to_log_line(record, kWorkloadText);
+  CHECK_THAT(line, Catch::Contains("\"median_seconds\":0.1,"));
+  CHECK_THAT(line, Catch::Contains("\"compile_seconds\":1e-07,"));
+  // A float feature is written as the shortest text that reads back as that float.
+  CHECK_THAT(line, Catch::Contains("\"features\":[0.1,1.5,-2.25]"));
+
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> exponent(-12, 3);
+  record.features.emplace();
+  record.timings_seconds.clear();
   for (int i = 0; i < 2000; ++i) {
     const double d = std::pow(10.0, exponent(random));
-    CHECK(std::strtod(json_number(d).c_str(), nullptr) == d);
-    const float f = static_cast<float>(d);
-    // The log reads floats through a double: that path must be exact too.
-    CHECK(static_cast<float>(std::strtod(json_number(f).c_str(), nullptr)) == f);
+    record.timings_seconds.push_back(d);
+    record.features->push_back(static_cast<float>(d));
   }
+  auto back = parse_log_line(to_log_line(record, kWorkloadText));
+  REQUIRE(back.ok());
+  // The log reads floats through a double: that path must be exact too.
+  CHECK(back->record.timings_seconds == record.timings_seconds);
+  CHECK(back->record.features == record.features);
 }
 
 TEST_CASE("records round-trip through the database with every field", "[tuning_db]") {

@@ -8,7 +8,7 @@
 #include <map>
 #include <optional>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "deploy/artifact_manifest.h"
 #include "deploy/module.h"
 #include "executor/model_inputs.h"
@@ -155,39 +155,35 @@ int run_artifact_command(const RunOptions &options) {
       written = std::move(files.value());
     }
     if (options.json) {
-      JsonWriter json;
-      json.begin_object();
-      json.key("model").value(options.model_path);
-      json.key("outputs").begin_array();
+      Json json;
+      json["model"] = options.model_path;
+      json["outputs"] = Json::array();
       for (size_t i = 0; i < outputs.size(); ++i) {
-        json.begin_object();
-        json.key("name").value(module.outputs()[i].name);
-        json.key("type").value(outputs[i].type().to_string());
-        if (i < written.size()) json.key("file").value(written[i]);
-        json.end_object();
+        Json output;
+        output["name"] = module.outputs()[i].name;
+        output["type"] = outputs[i].type().to_string();
+        if (i < written.size()) output["file"] = written[i];
+        json["outputs"].push_back(output);
       }
-      json.end_array();
-      json.key("load_ms").value(load_ms);
-      json.key("first_run_ms").value(first_run_ms);
-      json.key("median_ms").value(median_ms);
-      json.key("repeats").value(static_cast<int64_t>(times_ms.size()));
-      json.key("kernel_calls").value(static_cast<int64_t>(module.kernel_count()));
-      json.key("arena_bytes").value(module.arena_bytes());
+      json["load_ms"] = load_ms;
+      json["first_run_ms"] = first_run_ms;
+      json["median_ms"] = median_ms;
+      json["repeats"] = times_ms.size();
+      json["kernel_calls"] = module.kernel_count();
+      json["arena_bytes"] = module.arena_bytes();
       if (options.profile) {
-        json.key("kernels").begin_array();
+        json["kernels"] = Json::array();
         for (const KernelProfileRow &row : kernel_profile(module)) {
-          json.begin_object();
-          json.key("step").value(static_cast<int64_t>(row.step));
-          json.key("kernel").value(row.symbol);
-          json.key("ops").value(row.ops);
-          json.key("median_ms").value(row.median_ms);
-          if (row.record_ms) json.key("record_ms").value(*row.record_ms);
-          json.end_object();
+          Json kernel;
+          kernel["step"] = row.step;
+          kernel["kernel"] = row.symbol;
+          kernel["ops"] = row.ops;
+          kernel["median_ms"] = row.median_ms;
+          if (row.record_ms) kernel["record_ms"] = *row.record_ms;
+          json["kernels"].push_back(kernel);
         }
-        json.end_array();
       }
-      json.end_object();
-      std::printf("%s\n", json.str().c_str());
+      std::printf("%s\n", dump_json(json).c_str());
       return 0;
     }
     for (const std::string &note : notes) std::printf("note: %s\n", note.c_str());

@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "codegen/cuda_device.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/workload_graph.h"
@@ -252,14 +252,13 @@ int bench_command(const BenchOptions &options) {
   timing.min_runs = 1000000;  // the time decides: every row gets the same slice
   if (!options.json) std::printf("%s\n\n", bench::describe(peak).c_str());
 
-  JsonWriter json;
-  json.begin_object();
-  json.key("threads").value(static_cast<int64_t>(threads));
-  json.key("fma_peak_gflops").value(peak.fma_gflops);
-  json.key("memory_peak_gbs").value(peak.memory_gbs);
-  json.key("cpu").value(peak.cpu);
-  json.key("timing").value(timing.describe());
-  json.key("kernels").begin_array();
+  Json json;
+  json["threads"] = threads;
+  json["fma_peak_gflops"] = peak.fma_gflops;
+  json["memory_peak_gbs"] = peak.memory_gbs;
+  json["cpu"] = peak.cpu;
+  json["timing"] = timing.describe();
+  json["kernels"] = Json::array();
   bool wrong = false;
   for (const BenchTask &task : tasks.value()) {
     auto bench = make_task_bench(task, row_options);
@@ -283,13 +282,11 @@ int bench_command(const BenchOptions &options) {
     const std::vector<bench::Samples> samples = bench::time_rows_interleaved(bench.value()->rows, timing);
     for (size_t i = 0; i < timed.size(); ++i) timed[i].samples = samples[i];
     if (!(timed[0].error <= kBenchTolerance)) wrong = true;
-    if (options.json) write_bench_json(json, task, *bench.value(), timed, peak);
+    if (options.json) json["kernels"].push_back(bench_json(task, *bench.value(), timed, peak));
     else std::printf("%s\n", format_bench_table(task, *bench.value(), timed, peak).c_str());
     std::fflush(stdout);
   }
-  json.end_array();
-  json.end_object();
-  if (options.json) std::printf("%s\n", json.str().c_str());
+  if (options.json) std::printf("%s\n", dump_json(json).c_str());
   if (!options.json) std::printf("timing: %s\n", timing.describe().c_str());
   return wrong ? 1 : 0;
 }

@@ -4,7 +4,7 @@
 #include <map>
 #include <unistd.h>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "compiler/artifact_compiler.h"
 #include "compiler/deployed_schedule_lookup.h"
 #include "tools/tessel/commands.h"
@@ -105,18 +105,16 @@ int compile_command(const CompileCommandOptions &options) {
   if (!summary.ok()) return fail(summary.error().message);
   const ArtifactCompileSummary &s = summary.value();
   if (options.json) {
-    JsonWriter json;
-    json.begin_object();
-    json.key("artifact").value(options.output_path);
-    json.key("kernel_steps").value(static_cast<int64_t>(s.kernel_steps));
-    json.key("compiled_kernels").value(static_cast<int64_t>(s.compiled_kernels));
-    json.key("tuned_tasks").value(static_cast<int64_t>(s.tuned_tasks));
-    json.key("default_tasks").value(static_cast<int64_t>(s.default_tasks));
-    json.key("arena_bytes").value(s.arena_bytes);
-    json.key("weights_bytes").value(s.weights_bytes);
-    json.key("seconds").value(s.seconds);
-    json.end_object();
-    std::printf("%s\n", json.str().c_str());
+    Json json;
+    json["artifact"] = options.output_path;
+    json["kernel_steps"] = s.kernel_steps;
+    json["compiled_kernels"] = s.compiled_kernels;
+    json["tuned_tasks"] = s.tuned_tasks;
+    json["default_tasks"] = s.default_tasks;
+    json["arena_bytes"] = s.arena_bytes;
+    json["weights_bytes"] = s.weights_bytes;
+    json["seconds"] = s.seconds;
+    std::printf("%s\n", dump_json(json).c_str());
     return 0;
   }
   std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "codegen/target.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/db_options.h"
@@ -88,29 +88,25 @@ int print_stats(const TuningDatabase &db, bool json) {
   auto stats = db.stats();
   if (!stats.ok()) return fail(stats.error().message);
   if (json) {
-    JsonWriter out;
-    out.begin_object();
-    out.key("db").value(db.path());
-    out.key("schema_version").value(int64_t{stats->schema_version});
-    out.key("workloads").value(stats->workloads);
-    out.key("targets").value(stats->targets);
-    out.key("records").value(stats->records);
-    out.key("status").begin_object();
-    for (const auto &[status, count] : stats->records_by_status) out.key(to_text(status)).value(count);
-    out.end_object();
-    out.key("per_target").begin_array();
+    Json out;
+    out["db"] = db.path();
+    out["schema_version"] = stats->schema_version;
+    out["workloads"] = stats->workloads;
+    out["targets"] = stats->targets;
+    out["records"] = stats->records;
+    out["status"] = Json::object();
+    for (const auto &[status, count] : stats->records_by_status) out["status"][to_text(status)] = count;
+    out["per_target"] = Json::array();
     for (const TargetStats &target : stats->per_target) {
-      out.begin_object();
-      out.key("target").value(target.target);
-      out.key("machine").value(target.machine);
-      out.key("records").value(target.records);
-      out.key("ok_records").value(target.ok_records);
-      out.key("workloads").value(target.workloads);
-      out.end_object();
+      Json row;
+      row["target"] = target.target;
+      row["machine"] = target.machine;
+      row["records"] = target.records;
+      row["ok_records"] = target.ok_records;
+      row["workloads"] = target.workloads;
+      out["per_target"].push_back(row);
     }
-    out.end_array();
-    out.end_object();
-    std::printf("%s\n", out.str().c_str());
+    std::printf("%s\n", dump_json(out).c_str());
     return 0;
   }
   std::printf("database   %s (schema %d)\n", db.path().c_str(), stats->schema_version);

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/graph_dot.h"
 #include "graph/fusion/memory_plan.h"
@@ -67,29 +67,25 @@ int inspect_command(const InspectOptions &options) {
   }
   const ModelStats stats = compute_model_stats(g);
   if (options.json) {
-    JsonWriter json;
-    json.begin_object();
-    json.key("model").value(options.model_path);
-    json.key("opset").value(g.opset);
-    json.key("nodes").value(static_cast<int64_t>(g.nodes.size()));
-    json.key("parameters").value(stats.parameter_count);
-    json.key("parameter_bytes").value(stats.parameter_bytes);
-    json.key("flops").value(stats.flops);
-    json.key("ops").begin_object();
-    for (const auto &[op, count] : stats.op_histogram) json.key(op).value(static_cast<int64_t>(count));
-    json.end_object();
+    Json json;
+    json["model"] = options.model_path;
+    json["opset"] = g.opset;
+    json["nodes"] = g.nodes.size();
+    json["parameters"] = stats.parameter_count;
+    json["parameter_bytes"] = stats.parameter_bytes;
+    json["flops"] = stats.flops;
+    json["ops"] = Json::object();
+    for (const auto &[op, count] : stats.op_histogram) json["ops"][op] = count;
     for (const char *which : {"inputs", "outputs"}) {
-      json.key(which).begin_array();
+      json[which] = Json::array();
       for (int t : std::string(which) == "inputs" ? g.inputs : g.outputs) {
-        json.begin_object();
-        json.key("name").value(g.tensors[t].name);
-        json.key("type").value(g.tensors[t].type.to_string());
-        json.end_object();
+        Json tensor;
+        tensor["name"] = g.tensors[t].name;
+        tensor["type"] = g.tensors[t].type.to_string();
+        json[which].push_back(tensor);
       }
-      json.end_array();
     }
-    json.end_object();
-    std::printf("%s\n", json.str().c_str());
+    std::printf("%s\n", dump_json(json).c_str());
     return 0;
   }
   std::printf("model     %s\n", options.model_path.c_str());

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "base/json_writer.h"
+#include "base/json.h"
 #include "executor/graph_executor.h"
 #include "executor/kernel_cache.h"
 #include "executor/model_inputs.h"
@@ -89,26 +89,23 @@ int run_command(const RunOptions &options) {
   }
   const KernelCacheStats stats = kernel_cache_stats();
   if (options.json) {
-    JsonWriter json;
-    json.begin_object();
-    json.key("model").value(options.model_path);
-    json.key("outputs").begin_array();
+    Json json;
+    json["model"] = options.model_path;
+    json["outputs"] = Json::array();
     for (size_t i = 0; i < outputs->size(); ++i) {
-      json.begin_object();
-      json.key("name").value(shared->tensors[shared->outputs[i]].name);
-      json.key("type").value((*outputs)[i].type().to_string());
-      if (i < written.size()) json.key("file").value(written[i]);
-      json.end_object();
+      Json output;
+      output["name"] = shared->tensors[shared->outputs[i]].name;
+      output["type"] = (*outputs)[i].type().to_string();
+      if (i < written.size()) output["file"] = written[i];
+      json["outputs"].push_back(output);
     }
-    json.end_array();
-    json.key("first_run_ms").value(first_run_ms);
-    json.key("median_ms").value(median_ms);
-    json.key("repeats").value(static_cast<int64_t>(times_ms.size()));
-    json.key("kernels_compiled").value(static_cast<int64_t>(stats.compiled));
-    json.key("tuned_groups").value(static_cast<int64_t>(executor.tuned_groups()));
-    json.key("compile_seconds").value(stats.compile_seconds);
-    json.end_object();
-    std::printf("%s\n", json.str().c_str());
+    json["first_run_ms"] = first_run_ms;
+    json["median_ms"] = median_ms;
+    json["repeats"] = times_ms.size();
+    json["kernels_compiled"] = stats.compiled;
+    json["tuned_groups"] = executor.tuned_groups();
+    json["compile_seconds"] = stats.compile_seconds;
+    std::printf("%s\n", dump_json(json).c_str());
     return 0;
   }
   for (const std::string &note : notes) std::printf("note: %s\n", note.c_str());

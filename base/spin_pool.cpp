@@ -16,7 +16,7 @@
 #include <immintrin.h>
 #endif
 
-namespace tessel::deploy {
+namespace tessel {
 namespace {
 
 inline void cpu_relax() {
@@ -301,4 +301,4 @@ int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, 
   return pool().par_for(user_context, task, min, extent, closure);
 }
 
-}  // namespace tessel::deploy
+}  // namespace tessel

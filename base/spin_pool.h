@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace tessel::deploy {
+namespace tessel {
 
 /// Halide's task and do_par_for signatures (HalideRuntime.h), repeated so that this header
 /// needs no Halide include.
@@ -51,4 +51,4 @@ class SpinPoolCallerPin {
   cpu_set_t saved_;
 };
 
-}  // namespace tessel::deploy
+}  // namespace tessel

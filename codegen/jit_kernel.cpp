@@ -45,7 +45,7 @@ struct ErrorCapture : Halide::JITUserContext {
     // pool runs in parallel at little cost.
     handlers.custom_do_par_for = [](Halide::JITUserContext *ctx, int (*task)(Halide::JITUserContext *, int, uint8_t *),
                                     int min, int extent, uint8_t *closure) {
-      return deploy::spin_pool_par_for(ctx, reinterpret_cast<deploy::HalideTask>(task), min, extent, closure);
+      return spin_pool_par_for(ctx, reinterpret_cast<HalideTask>(task), min, extent, closure);
     };
   }
 };

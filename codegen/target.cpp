@@ -51,7 +51,9 @@ CpuTargetDesc cpu_target_desc(const Target &target) {
   else if (t.has_feature(Halide::Target::AVX2)) desc = avx2_target();
   else desc = CpuTargetDesc{2, 128, 16};
   const char *env = std::getenv("HL_NUM_THREADS");
-  const int threads = env ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads = target.threads > 0 ? target.threads
+                      : env              ? std::atoi(env)
+                                         : static_cast<int>(std::thread::hardware_concurrency());
   desc.threads = std::max(1, threads);
   return desc;
 }

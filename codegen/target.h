@@ -14,6 +14,9 @@ struct Target {
   enum class Kind { Host, Cuda };
   Kind kind = Kind::Host;
   std::string mcpu;  // llvm: CPU name; cuda: sm_XY. Empty: detect from the machine
+  /// Threads of a host kernel's parallel loops, which the CPU sketch rules split loops for;
+  /// 0: HL_NUM_THREADS or all cores. Not part of to_string (records are keyed by the ISA).
+  int threads = 0;
 
   std::string to_string() const;
   /// The Halide target string this maps to (e.g. "x86-64-linux-avx512_skylake").
@@ -21,7 +24,7 @@ struct Target {
 };
 
 /// What the CPU sketch rules need to know about a host target: vector width and register
-/// count from its ISA features, threads from HL_NUM_THREADS or the machine.
+/// count from its ISA features, threads from the target, else HL_NUM_THREADS or the machine.
 CpuTargetDesc cpu_target_desc(const Target &target);
 
 /// The compute capability a CUDA target is for: its -arch, else the device's, else 86 when

@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include "compiler/artifact_build.h"
-#include "search/gpu/gpu_sketch.h"
 
 namespace tessel {
 

@@ -24,7 +24,7 @@ Result<Timing> time_task(const JitKernel &kernel, const Task &task, const std::v
   Result<JitKernel::Bound> bound = kernel.bind(pointers, outputs);
   if (!bound.ok()) return bound.error();
   // Placed as a deployed artifact's runs are: this thread on its CPU, the workers on theirs.
-  deploy::SpinPoolCallerPin pinned;
+  SpinPoolCallerPin pinned;
   for (int i = 0; i < options.warmup_runs; ++i)
     if (auto ran = bound->run(); !ran.ok()) return ran.error();
   Timing timing;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/child_process.h"
+#include "base/spin_pool.h"
 #include "tensor/npy.h"
 
 namespace tessel {
@@ -195,6 +196,8 @@ void Measurer::await_run(Worker &w) const {
 
 void Measurer::work(const Schedule *schedule, bool reference_run, ParentLink &parent) const {
   const auto start = Clock::now();
+  // The pool is made in this process (the parent never runs a kernel), so it takes the count.
+  if (options_.threads > 0) spin_pool_set_threads(options_.threads);
   // The reference of a GPU task is computed on the host.
   auto kernel = compile_task(task_, schedule, reference_run ? Target{} : target_);
   const double compile_seconds = seconds_since(start);

@@ -26,6 +26,7 @@ struct MeasureResult {
 
 struct MeasureOptions {
   int jobs = 0;  // parallel builders; 0: one per core
+  int threads = 0;  // threads of a candidate's parallel loops; 0: HL_NUM_THREADS or all cores
   double compile_timeout_seconds = 120;
   double run_timeout_seconds = 20;  // correctness run + timing of one candidate
   TimingOptions timing;

@@ -23,6 +23,9 @@ struct TuneOptions {
   int trials = 2000;  // measured candidates for the whole model
   int batch = 8;      // candidates per round
   uint64_t seed = 1;
+  /// Threads of the candidates' parallel loops, which the sketch rules split loops for;
+  /// 0: HL_NUM_THREADS or all cores.
+  int threads = 0;
   MeasureOptions measure;
   SearchOptions search;
   /// Progress lines (one per round); nothing when empty.

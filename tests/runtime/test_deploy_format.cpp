@@ -530,7 +530,7 @@ TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors
   CHECK_THAT(module.manifest_json(), Catch::Contains("tessel-artifact"));
   {
     // The library's parallel loops run on the runtime's pool, with options.threads threads.
-    CHECK(deploy::spin_pool_threads() == 3);
+    CHECK(spin_pool_threads() == 3);
     void *h = ::dlopen(fs::canonical(dir / "kernels.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
     REQUIRE(h != nullptr);
     auto parallel_marks = reinterpret_cast<int (*)(int, uint8_t *)>(::dlsym(h, "fake_parallel_marks"));

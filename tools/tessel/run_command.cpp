@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/json.h"
+#include "base/spin_pool.h"
 #include "executor/graph_executor.h"
 #include "executor/kernel_cache.h"
 #include "executor/model_inputs.h"
@@ -22,7 +23,8 @@ int run_command(const RunOptions &options) {
   if (options.profile)
     return fail("--profile times the kernel calls of a compiled artifact: run `tessel compile` first, then "
                 "`tessel run model.tsl --profile`");
-  if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+  // The JIT's kernels run their parallel loops on the spin pool, as an artifact's do.
+  if (options.threads > 0) spin_pool_set_threads(options.threads);
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
   if (target->kind != Target::Kind::Host) return fail("`tessel run` on an .onnx file runs on the host CPU; use --target llvm");

@@ -15,7 +15,6 @@
 namespace tessel {
 
 int tune_command(const TuneCommandOptions &options) {
-  if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
   if (target->kind == Target::Kind::Cuda) {
@@ -47,6 +46,7 @@ int tune_command(const TuneCommandOptions &options) {
   if (!db.ok()) return fail(db.error().message);
 
   TuneOptions tune;
+  tune.threads = options.threads;
   tune.trials = options.trials;
   tune.batch = options.batch;
   tune.seed = options.seed;

@@ -1,0 +1,223 @@
+#include "tuner/tuning_session.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "graph/fusion/fuse.h"
+#include "tuner/features.h"
+
+namespace tessel {
+
+namespace {
+
+std::string fmt_ms(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f ms", seconds * 1e3);
+  return buf;
+}
+
+std::string fmt_seconds(std::chrono::steady_clock::duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f s", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
+/// The target with the run's thread count, which the CPU sketch rules split loops for.
+Target with_threads(Target target, int threads) {
+  if (threads > 0) target.threads = threads;
+  return target;
+}
+
+ScheduleSpace space_for(const Target &target) {
+  return target.kind == Target::Kind::Cuda ? ScheduleSpace::for_gpu(gpu_target_desc(target))
+                                           : ScheduleSpace::for_cpu(cpu_target_desc(target));
+}
+
+}  // namespace
+
+TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options)
+    : graph_(std::make_shared<const Graph>(graph)),
+      target_(with_threads(target, options.threads)),
+      target_text_(target.to_string()),
+      machine_(machine_description()),
+      db_(db),
+      options_(options),
+      space_(space_for(target_)),
+      rng_(options.seed),
+      budget_(options.trials),
+      start_(std::chrono::steady_clock::now()) {}
+
+Result<void> TuningSession::prepare_tasks() {
+  const std::vector<Workload> workloads = distinct_workloads(*graph_, partition_graph(*graph_));
+  for (const Workload &workload : workloads) TESSEL_TRY_VOID(prepare_task(workload));
+  if (options_.log)
+    options_.log("tuning " + std::to_string(states_.size()) + " tasks (" +
+                 std::to_string(workloads.size() - states_.size()) + " skipped) for " + target_text_ + ", " +
+                 std::to_string(options_.trials) + " trials");
+  if (options_.use_cost_model) retrain();
+  scheduler_.emplace(progress_);
+  return {};
+}
+
+Result<void> TuningSession::prepare_task(const Workload &workload) {
+  TaskTuneSummary row;
+  row.workload_key = workload.workload_key;
+  row.ops = group_ops_text(*graph_, workload.group);
+  row.weight = workload.weight;
+  auto task = make_task(graph_, workload);
+  if (!task.ok()) {
+    row.skipped = task.error().message;
+    summary_.tasks.push_back(row);
+    return {};
+  }
+  row.flops = task->flops;
+  TESSEL_TRY_VOID(db_.add_workload(workload.workload_key, workload.workload_text));
+  MeasureOptions measure = options_.measure;
+  if (options_.threads > 0) measure.threads = options_.threads;
+  TaskState state{std::move(task.value()), nullptr, summary_.tasks.size()};
+  state.measurer = std::make_unique<Measurer>(state.task, target_, measure);
+  auto baseline = state.measurer->prepare_reference();
+  if (!baseline.ok()) {
+    row.skipped = baseline.error().message;
+    summary_.tasks.push_back(row);
+    return {};
+  }
+  row.builtin_seconds = baseline->median_seconds;
+  if (options_.record_builtin) TESSEL_TRY_VOID(record_builtin(state, baseline.value()));
+  TaskProgress progress;
+  progress.weight = workload.weight;
+  if (auto best = db_.best(workload.workload_key, target_text_); best.ok() && best.value() && best.value()->median_seconds)
+    progress.best_seconds = *best.value()->median_seconds;
+  summary_.tasks.push_back(row);
+  states_.push_back(std::move(state));
+  progress_.push_back(progress);
+  return {};
+}
+
+Result<void> TuningSession::record_builtin(const TaskState &state, const MeasureResult &baseline) {
+  // The built-in schedule is a candidate too (empty schedule text): deployment picks it when
+  // nothing tuned beats it.
+  TuningRecord builtin;
+  builtin.workload_key = state.task.workload_key;
+  builtin.target = target_text_;
+  builtin.machine = machine_;
+  builtin.schedule_hash = kBuiltinScheduleHash;
+  builtin.median_seconds = baseline.median_seconds;
+  builtin.timings_seconds = baseline.seconds;
+  builtin.compile_seconds = baseline.compile_seconds;
+  TESSEL_TRY_VOID(db_.add_record(builtin));
+  return {};
+}
+
+Result<bool> TuningSession::run_round() {
+  if (budget_ <= 0) return false;
+  // A task whose space is used up is retired, so the rest of the budget goes to the others
+  // (skipping it for a round only let the scheduler pick it again and end the tune early:
+  // a 2000-trial ResNet-18 tune stopped after 1001).
+  const int t = scheduler_->next_task(budget_);
+  if (t < 0) return false;
+  TaskState &state = states_[t];
+  RoundClock clock;
+  clock.search = std::chrono::steady_clock::now();
+  TESSEL_TRY(std::vector<Candidate> candidates, propose(state, std::min(options_.batch, budget_)));
+  if (candidates.empty()) {
+    scheduler_->retire(t);
+    return true;
+  }
+  std::vector<Schedule> schedules;
+  for (const Candidate &c : candidates) schedules.push_back(c.schedule);
+  clock.measure = std::chrono::steady_clock::now();
+  const std::vector<MeasureResult> results = state.measurer->measure(schedules);
+  TESSEL_TRY(const double round_best, record_results(state, candidates, results));
+  budget_ -= static_cast<int>(results.size());
+  scheduler_->record_round(t, static_cast<int>(results.size()), round_best);
+  summary_.tasks[state.summary_row].trials += static_cast<int>(results.size());
+  clock.train = std::chrono::steady_clock::now();
+  if (options_.use_cost_model) retrain();
+  clock.end = std::chrono::steady_clock::now();
+  if (options_.on_round) options_.on_round(options_.trials - budget_, scheduler_->estimated_latency());
+  log_round(t, clock);
+  return true;
+}
+
+Result<std::vector<Candidate>> TuningSession::propose(const TaskState &state, int batch) {
+  const std::string &key = state.task.workload_key;
+  TESSEL_TRY(const std::set<std::string> measured, db_.measured_hashes(key, target_text_));
+  std::vector<Schedule> seeds;
+  if (auto top = db_.top_k(key, target_text_, 8); top.ok())
+    for (const TuningRecord &r : top.value())
+      if (auto s = parse_schedule(r.schedule_text); s.ok()) seeds.push_back(s.value());
+  const ComputeDesc &compute = state.task.compute;
+  std::vector<Candidate> candidates =
+      propose_candidates(compute, space_, model_, seeds, measured, batch, options_.search, rng_);
+  const Schedule fallback = space_.default_schedule(compute);
+  if (measured.count(schedule_hash(fallback))) return candidates;
+  for (const Candidate &c : candidates)
+    if (c.schedule == fallback) return candidates;
+  candidates.insert(candidates.begin(), Candidate{fallback, candidate_features(compute, fallback, space_.parallelism()), 0});
+  if (static_cast<int>(candidates.size()) > batch) candidates.pop_back();
+  return candidates;
+}
+
+Result<double> TuningSession::record_results(const TaskState &state, const std::vector<Candidate> &candidates,
+                                             const std::vector<MeasureResult> &results) {
+  double round_best = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const MeasureResult &m = results[i];
+    TuningRecord record;
+    record.workload_key = state.task.workload_key;
+    record.target = target_text_;
+    record.machine = machine_;
+    record.schedule_text = to_text(candidates[i].schedule);
+    record.schedule_hash = schedule_hash(candidates[i].schedule);
+    record.status = m.status;
+    record.error_message = m.error;
+    if (m.status == RecordStatus::Ok) record.median_seconds = m.median_seconds;
+    record.timings_seconds = m.seconds;
+    record.compile_seconds = m.compile_seconds;
+    if (!candidates[i].features.empty()) record.features = candidates[i].features;
+    TESSEL_TRY_VOID(db_.add_record(record));
+    ++summary_.measured;
+    if (m.status != RecordStatus::Ok) ++summary_.failed;
+    else if (round_best == 0 || m.median_seconds < round_best) round_best = m.median_seconds;
+  }
+  return round_best;
+}
+
+void TuningSession::retrain() {
+  auto records = db_.records_for_target(target_text_);
+  if (!records.ok()) return;
+  std::vector<CostSample> samples;
+  const size_t width = static_cast<size_t>(feature_count());
+  for (const TuningRecord &r : records.value()) {
+    // Records written by another feature layout cannot train this one.
+    if (!r.features || r.features->size() != width) continue;
+    const double seconds = r.status == RecordStatus::Ok && r.median_seconds ? *r.median_seconds : 0;
+    samples.push_back({r.workload_key, *r.features, seconds > 0 ? 1.0 / seconds : 0.0});
+  }
+  // A failed training keeps the previous model; the search only loses guidance.
+  if (samples.size() >= 8) (void)model_.train(samples);
+}
+
+void TuningSession::log_round(int t, const RoundClock &clock) {
+  if (!options_.log) return;
+  const TaskProgress &p = scheduler_->tasks()[t];
+  const TaskTuneSummary &row = summary_.tasks[states_[t].summary_row];
+  options_.log("[" + std::to_string(options_.trials - budget_) + "/" + std::to_string(options_.trials) + "] task " +
+               std::to_string(t) + " " + row.ops + " x" + std::to_string(row.weight) + ": best " + fmt_ms(p.best_seconds) +
+               " (built-in " + fmt_ms(row.builtin_seconds) + "), model latency " + fmt_ms(scheduler_->estimated_latency()) +
+               "; round: search " + fmt_seconds(clock.measure - clock.search) + ", measure " +
+               fmt_seconds(clock.train - clock.measure) + ", train " + fmt_seconds(clock.end - clock.train));
+}
+
+TuneSummary TuningSession::finish() {
+  for (const TaskState &state : states_) {
+    auto best = db_.best(state.task.workload_key, target_text_);
+    if (best.ok() && best.value() && best.value()->median_seconds)
+      summary_.tasks[state.summary_row].best_seconds = *best.value()->median_seconds;
+  }
+  summary_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return summary_;
+}
+
+}  // namespace tessel

@@ -1,0 +1,75 @@
+#pragma once
+// One run of `tessel tune` over a model, in the steps tune_model takes: prepare_tasks (each
+// task's reference output and built-in record), then rounds (the task scheduler picks a task,
+// the search proposes a batch, the measurer times it, the records go into the database, the
+// cost model retrains), then finish (the best record of every task).
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "search/schedule_space.h"
+#include "tuner/cost_model.h"
+#include "tuner/evolutionary_search.h"
+#include "tuner/measure.h"
+#include "tuner/task_scheduler.h"
+#include "tuner/tune_model.h"
+
+namespace tessel {
+
+class TuningSession {
+ public:
+  TuningSession(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options);
+
+  /// Makes the model's tasks concrete, measures each built-in schedule as its reference
+  /// (and records it); a task that cannot be built or measured is skipped, with the reason.
+  Result<void> prepare_tasks();
+  /// One round on the task the scheduler picks. false when the budget is spent or every
+  /// task's space is used up.
+  Result<bool> run_round();
+  /// The summary with every task's best record after the run.
+  TuneSummary finish();
+
+ private:
+  struct TaskState {
+    Task task;
+    std::unique_ptr<Measurer> measurer;
+    size_t summary_row = 0;
+  };
+  /// Round timings for the progress line.
+  struct RoundClock {
+    std::chrono::steady_clock::time_point search, measure, train, end;
+  };
+
+  Result<void> prepare_task(const Workload &workload);
+  Result<void> record_builtin(const TaskState &state, const MeasureResult &baseline);
+  /// The batch to measure: the search's proposals, the sketch default first while it is
+  /// unmeasured, so tuning never ends worse than it.
+  Result<std::vector<Candidate>> propose(const TaskState &state, int batch);
+  /// Records every result; returns the round's best median (0: none ok).
+  Result<double> record_results(const TaskState &state, const std::vector<Candidate> &candidates,
+                                const std::vector<MeasureResult> &results);
+  void retrain();
+  void log_round(int t, const RoundClock &clock);
+
+  std::shared_ptr<const Graph> graph_;
+  const Target target_;
+  const std::string target_text_;
+  const std::string machine_;
+  TuningDatabase &db_;
+  const TuneOptions &options_;
+  const ScheduleSpace space_;
+  CostModel model_;
+  std::mt19937_64 rng_;
+  std::vector<TaskState> states_;
+  std::vector<TaskProgress> progress_;
+  std::optional<TaskScheduler> scheduler_;
+  int budget_ = 0;
+  TuneSummary summary_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace tessel

@@ -96,6 +96,11 @@ make_stub() {
   rm -rf "$work"
 }
 
+# The unit test binaries (tests/CMakeLists.txt, one per module) that --with-tests packs.
+unit_tests=(tessel_base_tests tessel_tensor_tests tessel_graph_tests tessel_compute_tests tessel_schedule_tests
+            tessel_executor_tests tessel_deploy_tests tessel_compiler_tests tessel_tuner_tests tessel_tuning_db_tests
+            tessel_tools_tests)
+
 write_wrapper() {  # tessel-bundle/NAME runs bin/NAME with the bundle's libraries first
   cat > "$1/$2" <<EOF
 #!/bin/sh
@@ -140,8 +145,10 @@ bundle() {
 
   cp "$build/bin/tessel" "$stage/bin/"
   if [ $with_tests = 1 ]; then
-    [ -x "$build/tests/tessel_unit_tests" ] || die "--with-tests: $build/tests/tessel_unit_tests not built"
-    cp "$build/tests/tessel_unit_tests" "$stage/bin/"
+    for t in "${unit_tests[@]}"; do
+      [ -x "$build/tests/$t" ] || die "--with-tests: $build/tests/$t not built"
+      cp "$build/tests/$t" "$stage/bin/"
+    done
   fi
   # Halide::load_plugin dlopens these (tessel bench --vs adams2019); ldd cannot see them.
   if compgen -G "$plugin_dir/libautoschedule_*.so" >/dev/null; then
@@ -193,7 +200,9 @@ bundle() {
   fi
 
   write_wrapper "$stage" tessel
-  [ $with_tests = 0 ] || write_wrapper "$stage" tessel_unit_tests
+  if [ $with_tests = 1 ]; then
+    for t in "${unit_tests[@]}"; do write_wrapper "$stage" "$t"; done
+  fi
   cat > "$stage/libexec/host-c++" <<'EOF'
 #!/bin/sh
 # The linker `tessel compile` runs (TESSEL_LINKER): the host's C++ compiler with the host's own

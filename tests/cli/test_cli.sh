@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI behaviour: exit codes, one-line errors that name the culprit, outputs written.
+# CLI behaviour: the working paths, exit codes, outputs written. Errors that need no state
+# from these runs have a script each in tests/error/.
 # usage: test_cli.sh PATH/TO/tessel SOURCE_DIR [FAKE_CUDA_DIR]
 set -u
 tessel=$1
@@ -37,28 +38,11 @@ expect 0 '"flops"' -- "$tessel" inspect "$model" --json
 expect 0 "FLOPs" -- "$tessel" inspect "$model" --dot "$tmp/model.dot"
 grep -q "^digraph" "$tmp/model.dot" || { echo "FAILED: --dot wrote no digraph"; failures=$((failures + 1)); }
 expect 0 "^digraph" -- "$tessel" inspect "$model" --dot -
-expect 1 "no/such/dir/g.dot: cannot write" -- "$tessel" inspect "$model" --dot "$tmp/no/such/dir/g.dot"
 expect 0 "FLOPs" -- "$tessel" inspect "$model" --skip-pass pack_weights
 
-expect 1 "nonexistent.onnx.*cannot open" -- "$tessel" run "$tmp/nonexistent.onnx"
-head -c 300 "$model" > "$tmp/truncated.onnx"
-expect 1 "truncated.onnx" -- "$tessel" run "$tmp/truncated.onnx"
-printf 'garbage\xff\xfe' > "$tmp/garbage.onnx"
-expect 1 "garbage.onnx.*not a valid ONNX" -- "$tessel" run "$tmp/garbage.onnx"
-expect 1 "unsupported ops: NonZero" -- "$tessel" run /usr/share/libonnx-testdata/data/node/test_nonzero_example/model.onnx
-expect 1 "no input named 'bogus'" -- "$tessel" run "$model" --input "bogus=$src/examples/models/tiny_cnn.input.npy"
-/usr/bin/python3 -c "import numpy as np; np.save('$tmp/int.npy', np.zeros((1,3,32,32), np.int32)); np.save('$tmp/small.npy', np.zeros((1,3,8,8), np.float32))"
-expect 1 "input 'input' must be float32, got int32" -- "$tessel" run "$model" --input "input=$tmp/int.npy"
-expect 1 "input 'input' must have shape \[1,3,32,32\], got \[1,3,8,8\]" -- "$tessel" run "$model" --input "input=$tmp/small.npy"
-expect 1 "not an .npy file" -- "$tessel" run "$model" --input "input=$tmp/garbage.onnx"
-expect 2 "" -- "$tessel" run
-expect 2 "" -- "$tessel" frobnicate
 
 # Schedules, tuning and the database.
 expect 0 "loop nest" -- "$tessel" inspect "$model" --task 0 --schedule default
-expect 1 "--task 99 is out of range" -- "$tessel" inspect "$model" --task 99
-printf 'tessel-schedule v1\nsplit nope x xo xi 4 auto\n' > "$tmp/bad.sched"
-expect 1 "does not apply to task 0.*nope" -- "$tessel" inspect "$model" --task 0 --schedule "$tmp/bad.sched"
 # `tessel bench`: tessel's row and the peers, timed briefly (XDG_CACHE_HOME keeps the peak cache here).
 quick_bench() { XDG_CACHE_HOME="$tmp/cache" "$tessel" bench "$@" --rounds 1 --min-time 0.01 --db "$tmp/bench_none.db"; }
 expect 0 "tessel \(default schedule\).*-" -- quick_bench matmul 48x40x32 --vs default
@@ -77,43 +61,29 @@ if [ -e /usr/include/oneapi/dnnl/dnnl.hpp ] && [ -e /usr/include/x86_64-linux-gn
 fi
 expect 0 "task 0: " -- quick_bench "$model" --vs default
 [ ! -e "$tmp/bench_none.db" ] || { echo "FAILED: bench created a database it was not asked to fill"; failures=$((failures + 1)); }
-expect 1 "matmul sizes are MxNxK" -- "$tessel" bench matmul 48x40
-expect 1 "unknown benchmark kernel 'frob'" -- "$tessel" bench frob 4x4
-expect 1 "unknown peer 'cublas'" -- "$tessel" bench matmul 8x8x8 --vs cublas
-expect 1 "unknown elementwise step 'cube'" -- "$tessel" bench elementwise 4x4 --chain add,cube
-expect 1 "does not exist" -- "$tessel" bench --task 0123456789abcdef --db "$tmp/none.db"
 expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 6 --batch 3 --db "$tmp/tune.db"
 expect 0 "records +(1[0-9]|[2-9][0-9])" -- "$tessel" db stats --db "$tmp/tune.db"
 expect 0 "fused groups run tuned schedules" -- "$tessel" run "$model" --db "$tmp/tune.db" --repeat 2
 expect 0 "" -- "$tessel" db export --db "$tmp/tune.db" -o "$tmp/log.jsonl"
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
 expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --failed --keep-best 1
-expect 1 "say what to delete" -- "$tessel" db prune --db "$tmp/copy.db"
 expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5
-expect 1 "not both" -- "$tessel" tune "$model" --op matmul --shape 32x24x16 --trials 3 --db "$tmp/op.db"
 # bench from the records: --task rebuilds a workload from its key; --trials tops the database up.
 "$tessel" db export --db "$tmp/op.db" -o "$tmp/op.jsonl" >/dev/null 2>&1
 key=$(grep -o '"workload_key": *"[0-9a-f]*"' "$tmp/op.jsonl" | head -1 | grep -o '[0-9a-f]\{16\}')
 [ -n "$key" ] || { echo "FAILED: no workload key in the exported log"; failures=$((failures + 1)); }
 expect 0 "searched records" -- "$tessel" bench --task "$key" --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01
 expect 0 "of [6-9] searched records" -- "$tessel" bench matmul 32x24x16 --trials 6 --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01
-expect 1 "does not exist" -- "$tessel" run "$model" --db "$tmp/missing.db"
 
-# The tuning report: one self-contained page; errors are one line.
+# The tuning report: one self-contained page.
 expect 0 "wrote .*report.html" -- "$tessel" report --db "$tmp/tune.db" --model "$model" -o "$tmp/report.html"
 grep -q "id='tasks'" "$tmp/report.html" && ! grep -qE 'https?://|<script' "$tmp/report.html" ||
   { echo "FAILED: report.html is not a self-contained report"; failures=$((failures + 1)); }
 expect 0 "wrote .*all.html" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/all.html"
-expect 1 "^tessel: error: .*missing.db: no such tuning database$" -- "$tessel" report --db "$tmp/missing.db" -o "$tmp/r.html"
-[ ! -e "$tmp/missing.db" ] || { echo "FAILED: report created $tmp/missing.db"; failures=$((failures + 1)); }
 expect 1 "no records for target 'llvm -mcpu=haswell'" -- "$tessel" report --db "$tmp/tune.db" --target "llvm -mcpu=haswell" -o "$tmp/r.html"
 expect 1 "nonexistent.onnx" -- "$tessel" report --db "$tmp/tune.db" --model "$tmp/nonexistent.onnx" -o "$tmp/r.html"
-printf 'this is not sqlite at all, just text padding the header out to a page' > "$tmp/corrupt_report.db"
-expect 1 "corrupt_report.db" -- "$tessel" report --db "$tmp/corrupt_report.db" -o "$tmp/r.html"
 expect 1 "no/such/dir/r.html: cannot write" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/no/such/dir/r.html"
 [ ! -e "$tmp/r.html" ] || { echo "FAILED: a failed report left $tmp/r.html"; failures=$((failures + 1)); }
-lines=$("$tessel" report --db "$tmp/missing.db" -o "$tmp/r.html" 2>&1 | wc -l)
-[ "$lines" = 1 ] || { echo "FAILED: report error took $lines lines"; failures=$((failures + 1)); }
 
 # tune -> compile -> run: the artifact from the database and from its exported log.
 expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl"
@@ -125,8 +95,6 @@ expect 0 "tuned" -- "$tessel" inspect "$tmp/tiny.tsl"
 expect 0 "in-graph selection: kernel time per run" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_sel.tsl" --select-in-graph 3 --threads 2
 ls -d "$tmp"/tiny_sel.tsl.trial-* >/dev/null 2>&1 && { echo "FAILED: --select-in-graph left its trial artifact"; failures=$((failures + 1)); }
 expect 0 "median latency" -- "$tessel" run "$tmp/tiny_sel.tsl" --repeat 2
-mkdir -p "$tmp/empty_cwd"
-expect 1 "--select-in-graph needs tuning records" -- env -C "$tmp/empty_cwd" "$tessel" compile "$model" -o "$tmp/x.tsl" --select-in-graph 2
 expect 0 "output.npy" -- "$tessel" run "$tmp/tiny.tsl" --input "input=$src/examples/models/tiny_cnn.input.npy" --output-dir "$tmp/tsl_out" --repeat 2
 /usr/bin/python3 - "$tmp/tsl_out/output.npy" "$src/examples/models/tiny_cnn.expected.npy" <<'PY' || { echo "FAILED: artifact output differs from PyTorch"; failures=$((failures + 1)); }
 import sys, numpy as np
@@ -136,15 +104,8 @@ PY
 # --profile: every kernel call timed against its tuning record; only for artifacts.
 expect 0 "kernel calls: .* ms of the .* ms median run" -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3
 expect 0 '"kernels":\[\{"step"' -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3 --json
-expect 1 "--profile times the kernel calls of a compiled artifact" -- "$tessel" run "$model" --profile
 expect 1 "give --db or --log, not both" -- "$tessel" compile "$model" --db "$tmp/tune.db" --log "$tmp/log.jsonl" -o "$tmp/x.tsl"
-expect 1 "do not exist" -- "$tessel" compile "$model" --log "$tmp/missing.jsonl" -o "$tmp/x.tsl"
 [ ! -e "$tmp/x.tsl" ] || { echo "FAILED: a failed compile left $tmp/x.tsl"; failures=$((failures + 1)); }
-head -c 1000 "$tmp/tiny.tsl/weights.bin" > "$tmp/short" && mkdir -p "$tmp/cut.tsl" && cp "$tmp/tiny.tsl/"* "$tmp/cut.tsl/" &&
-  cp "$tmp/short" "$tmp/cut.tsl/weights.bin"
-expect 1 "weights.bin" -- "$tessel" run "$tmp/cut.tsl"
-printf 'this is not sqlite at all, just text padding the header out to a page' > "$tmp/corrupt.db"
-expect 1 "corrupt.db" -- "$tessel" tune "$model" --trials 2 --db "$tmp/corrupt.db"
 
 # kill -9 in the middle of a tuning run loses no record: every measurement is its own
 # transaction; a rerun continues from what is there and measures nothing twice.
@@ -179,9 +140,6 @@ ls "$tmp/ptx"/*.ptx >/dev/null 2>&1 || { echo "FAILED: --ptx wrote no .ptx file"
 grep -q "\.entry" "$tmp"/ptx/*.ptx || { echo "FAILED: the PTX has no kernel entry"; failures=$((failures + 1)); }
 expect 0 "wrote .*cuda.tsl" -- "$tessel" compile "$model" --target "cuda -arch=sm_90" -o "$tmp/cuda.tsl"
 grep -q '"target": "cuda -arch=sm_90"' "$tmp/cuda.tsl/manifest.json" || { echo "FAILED: the cuda artifact's manifest names no sm_90 target"; failures=$((failures + 1)); }
-expect 1 "runs trial artifacts on the host CPU" -- "$tessel" compile "$model" --target cuda --db "$tmp/cuda.db" --select-in-graph 2 -o "$tmp/cuda2.tsl"
-expect 1 "--ptx needs --target cuda" -- "$tessel" compile "$model" --ptx "$tmp/ptx2"
-expect 1 "bad CUDA architecture 'sm_9x'" -- "$tessel" tune "$model" --target "cuda -arch=sm_9x" --trials 2 --db "$tmp/cuda.db"
 if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
   expect 1 "measures on a CUDA GPU, and none is usable here" -- "$tessel" tune "$model" --target cuda --trials 2 --db "$tmp/cuda.db"
   [ ! -e "$tmp/cuda.db" ] || { echo "FAILED: a refused cuda tune created its database"; failures=$((failures + 1)); }
@@ -196,10 +154,6 @@ if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
     expect 1 "no task could be tuned .*cuLaunchKernel failed" -- "${with_fake[@]}" "$tessel" tune "$model" --target cuda --trials 2 --db "$tmp/fake_cuda.db"
   fi
 fi
-
-# Errors are one line.
-lines=$("$tessel" run "$tmp/garbage.onnx" 2>&1 | wc -l)
-[ "$lines" = 1 ] || { echo "FAILED: error took $lines lines"; failures=$((failures + 1)); }
 
 echo "$failures failure(s)"
 [ "$failures" = 0 ]

@@ -10,7 +10,7 @@
 
 #include "graph/ir/graph.h"
 #include "graph/passes/pass_manager.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 namespace tessel::testing {
 

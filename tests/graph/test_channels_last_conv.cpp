@@ -8,7 +8,7 @@
 #include "graph/fusion/fuse.h"
 #include "graph/passes/channels_last_conv.h"
 #include "tests/graph/graph_builder.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

@@ -10,7 +10,7 @@
 #include "graph/passes/flatten_pointwise_conv.h"
 #include "graph/passes/pass_manager.h"
 #include "tests/graph/graph_builder.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

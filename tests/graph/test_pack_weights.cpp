@@ -16,7 +16,7 @@
 #include "graph/passes/pack_weights.h"
 #include "graph/passes/pass_manager.h"
 #include "tests/graph/graph_builder.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

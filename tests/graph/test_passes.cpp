@@ -23,7 +23,7 @@
 #include "graph/passes/simplify_algebra.h"
 #include "tests/conformance/conformance_data.h"
 #include "tests/graph/graph_builder.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

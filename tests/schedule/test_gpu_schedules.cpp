@@ -9,7 +9,7 @@
 #include "codegen/ptx_compile.h"
 #include "search/gpu/gpu_sketch.h"
 #include "search/schedule_space.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/cost_model.h"
 #include "tuner/evolutionary_search.h"

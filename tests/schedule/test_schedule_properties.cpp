@@ -14,7 +14,7 @@
 #include "graph/passes/pass_manager.h"
 #include "search/cpu/mutation.h"
 #include "search/cpu/sampler.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/task_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

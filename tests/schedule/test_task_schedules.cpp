@@ -14,7 +14,7 @@
 #include "search/cpu/parallel_resplit.h"
 #include "search/cpu/sampler.h"
 #include "search/cpu/source_placement.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/task_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

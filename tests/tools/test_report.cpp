@@ -3,7 +3,7 @@
 // the page rendered from it (every section, no URL, no script, database text escaped).
 #include <catch2/catch.hpp>
 
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include "report/report_html.h"
 #include "report/svg_plot.h"
 #include "search/cpu/sampler.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "tuner/features.h"
 #include "tuner/tune_model.h"
 

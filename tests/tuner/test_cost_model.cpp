@@ -15,7 +15,7 @@
 #include "graph/fusion/fuse.h"
 #include "schedule/schedule_tree.h"
 #include "search/cpu/sampler.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "tests/support/schedule_selfcheck.h"
 #include "tests/support/schedule_selfcheck_conv.h"
 #include "tuner/benchmark_problems.h"

@@ -9,7 +9,7 @@
 
 #include "executor/graph_executor.h"
 #include "executor/model_inputs.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "tuner/tune_model.h"
 
 using namespace tessel;

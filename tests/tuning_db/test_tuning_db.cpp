@@ -3,7 +3,7 @@
 // read-only or written by several processes at once.
 #include <catch2/catch.hpp>
 
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>

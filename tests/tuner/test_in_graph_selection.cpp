@@ -16,8 +16,8 @@
 #include "search/cpu/sampler.h"
 #include "search/cpu/source_placement.h"
 #include "task/task.h"
-#include "tests/ops/op_test_util.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/op_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "tuner/in_graph_selection.h"
 
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 
 #include "graph/infer/pad_geometry.h"
 #include "graph/infer/slice_geometry.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "graph/infer/reduce_axes.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

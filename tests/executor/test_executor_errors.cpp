@@ -2,7 +2,7 @@
 
 #include "executor/graph_executor.h"
 #include "executor/model_inputs.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

@@ -3,7 +3,7 @@
 // plus the error paths inference must report.
 #include <catch2/catch.hpp>
 
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <random>
 
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

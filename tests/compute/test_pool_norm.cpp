@@ -4,7 +4,7 @@
 #include "graph/infer/pool_geometry.h"
 #include "graph/infer/shape_inference.h"
 #include "graph/ir/op_registry.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

@@ -17,8 +17,8 @@
 #include "deploy/module.h"
 #include "executor/model_inputs.h"
 #include "tests/fake_cuda/fake_cuda.h"
-#include "tests/runtime/artifact_test_util.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/artifact_test_util.h"
+#include "tests/support/task_test_util.h"
 
 #ifndef TESSEL_FAKE_CUDA_PATH
 #error "TESSEL_FAKE_CUDA_PATH must name the fake libcuda.so.1 (tests/CMakeLists.txt)"

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "executor/kernel_cache.h"
-#include "tests/ops/op_test_util.h"
+#include "tests/support/op_test_util.h"
 
 using namespace tessel;
 using namespace tessel::testing;

@@ -19,9 +19,9 @@
 #include "graph/fusion/fuse.h"
 #include "search/cpu/sampler.h"
 #include "task/task.h"
-#include "tests/ops/op_test_util.h"
-#include "tests/runtime/artifact_test_util.h"
-#include "tests/schedule/task_test_util.h"
+#include "tests/support/artifact_test_util.h"
+#include "tests/support/op_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "tuning_db/open_best_record_source.h"
 #include "tuning_db/tuning_database.h"
 

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# db stats on a file that is not a SQLite database.
+source "$(dirname "$0")/error_test_lib.sh"
+printf 'this is not sqlite at all, just text padding the header out to a page' > corrupt.db
+expect_error "corrupt.db: file is not a database" -- "$tessel" db stats --db corrupt.db

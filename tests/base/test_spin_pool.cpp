@@ -1,5 +1,5 @@
-// Tests of the deploy runtime's thread pool for Halide's parallel loops: every iteration runs
-// once, errors come back, nested and concurrent loops run (serially where they must), and the
+// Tests of the spin thread pool (base/; the deploy runtime's and the JIT's parallel loops):
+// every iteration runs once, errors come back, nested and concurrent loops run (serially where they must), and the
 // thread count can change between loops.
 #include <catch2/catch.hpp>
 
@@ -17,7 +17,7 @@
 
 #include "base/spin_pool.h"
 
-using namespace tessel::deploy;
+using namespace tessel;
 
 namespace {
 

@@ -41,7 +41,7 @@ std::vector<std::string> required_cpu_features(const std::string &halide_target)
 std::string file_fnv(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return deploy::fnv1a64_hex(bytes.data(), bytes.size());
+  return fnv1a64_hex(bytes.data(), bytes.size());
 }
 
 std::string utc_now() {
@@ -60,7 +60,7 @@ Result<void> write_file(const std::string &path, const std::string &bytes) {
 }
 
 deploy::ArtifactFile file_entry(const std::string &name, const std::string &bytes) {
-  return {name, static_cast<int64_t>(bytes.size()), deploy::fnv1a64_hex(bytes.data(), bytes.size())};
+  return {name, static_cast<int64_t>(bytes.size()), fnv1a64_hex(bytes.data(), bytes.size())};
 }
 
 }  // namespace

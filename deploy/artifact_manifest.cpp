@@ -292,16 +292,4 @@ Result<ArtifactManifest> parse_manifest(const std::string &json) {
   return m;
 }
 
-std::string fnv1a64_hex(const void *data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const unsigned char *p = static_cast<const unsigned char *>(data);
-  for (size_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 }  // namespace tessel::deploy

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fnv_hash.h"
 #include "base/result.h"
 #include "tensor/dtype.h"
 
@@ -62,7 +63,5 @@ std::string to_json(const ArtifactManifest &manifest);
 /// (a different one is an error saying both numbers); unknown fields are ignored.
 Result<ArtifactManifest> parse_manifest(const std::string &json);
 
-/// FNV-1a 64 of bytes, as 16 lower-case hex digits.
-std::string fnv1a64_hex(const void *data, size_t size);
 
 }  // namespace tessel::deploy

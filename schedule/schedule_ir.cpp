@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <tuple>
 
+#include "base/fnv_hash.h"
+
 namespace tessel {
 namespace {
 
@@ -421,15 +423,6 @@ Result<Schedule> parse_schedule(const std::string &text) {
   return schedule;
 }
 
-std::string schedule_hash(const Schedule &schedule) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : to_text(schedule)) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  char digits[17];
-  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(hash));
-  return digits;
-}
+std::string schedule_hash(const Schedule &schedule) { return fnv1a64_hex(to_text(schedule)); }
 
 }  // namespace tessel

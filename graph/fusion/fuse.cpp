@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 
+#include "base/fnv_hash.h"
 #include "graph/infer/model_stats.h"
 
 namespace tessel {
@@ -345,12 +346,6 @@ std::string workload_key(const Graph &graph, const FusedGroup &group) {
   return workload_key_of_text(workload_text(graph, group));
 }
 
-std::string workload_key_of_text(const std::string &workload_text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : workload_text) h = (h ^ c) * 1099511628211ull;
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
+std::string workload_key_of_text(const std::string &workload_text) { return fnv1a64_hex(workload_text); }
 
 }  // namespace tessel

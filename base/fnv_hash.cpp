@@ -5,8 +5,8 @@
 
 namespace tessel {
 
-std::string fnv1a64_hex(const void *data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;  // the offset basis
+std::string fnv1a64_hex(const void *data, size_t size, uint64_t basis) {
+  uint64_t h = basis;
   const unsigned char *p = static_cast<const unsigned char *>(data);
   for (size_t i = 0; i < size; ++i) {
     h ^= p[i];

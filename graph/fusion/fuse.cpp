@@ -346,6 +346,12 @@ std::string workload_key(const Graph &graph, const FusedGroup &group) {
   return workload_key_of_text(workload_text(graph, group));
 }
 
-std::string workload_key_of_text(const std::string &workload_text) { return fnv1a64_hex(workload_text); }
+// Workload keys were first made with this basis, the standard one with its last digit lost.
+// Every tuning database is keyed by it: a change would orphan every record ever measured.
+constexpr uint64_t kWorkloadKeyBasis = 1469598103934665603ull;
+
+std::string workload_key_of_text(const std::string &workload_text) {
+  return fnv1a64_hex(workload_text, kWorkloadKeyBasis);
+}
 
 }  // namespace tessel

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "base/fnv_hash.h"
 #include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
 
@@ -133,4 +134,11 @@ TEST_CASE("identical subgraphs share a workload key; different shapes do not", "
     if (t.type.shape == Shape{1, 8, 8, 8}) t.type.shape = {1, 8, 16, 16};
   auto gw = partition_graph(wide.g);
   CHECK(workload_key(wide.g, gw[1]) != workload_key(a.g, ga[1]));
+}
+
+TEST_CASE("workload keys keep the hash every tuning database is keyed by", "[fuse]") {
+  // FNV-1a 64 of "abc" from the historical basis 1469598103934665603 (computed independently).
+  CHECK(workload_key_of_text("abc") == "e16801510db89efd");
+  // Schedules and artifact files use the standard basis.
+  CHECK(fnv1a64_hex(std::string("abc")) == "e71fa2190541574b");
 }

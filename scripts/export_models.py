@@ -9,6 +9,7 @@ tiny_cnn (the small model bundled in examples/). With no model names, all of the
 
 usage: /usr/bin/python3 scripts/export_models.py OUT_DIR [resnet18 mobilenet_v2 transformer_encoder tiny_cnn]
 """
+import inspect
 import os
 import sys
 
@@ -180,9 +181,13 @@ def export(name, model, example, out_dir):
     input_name = "tokens" if example.dtype == torch.int64 else "input"
     # PRESERVE keeps BatchNormalization nodes (an eval-mode export folds them into the convs),
     # so tessel's own folding is what removes them.
-    torch.onnx.export(model, (example,), path, input_names=[input_name], output_names=["output"],
-                      opset_version=17, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE)
+    kwargs = dict(input_names=[input_name], output_names=["output"], opset_version=17,
+                  do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
+    # PyTorch 2.9 made the dynamo exporter the default; these models are written for the
+    # TorchScript one (Debian's PyTorch has only that), so ask for it where there is a choice.
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False
+    torch.onnx.export(model, (example,), path, **kwargs)
     np.save(os.path.join(out_dir, name + ".input.npy"), example.numpy())
     np.save(os.path.join(out_dir, name + ".expected.npy"), expected.numpy())
     print("wrote", path)

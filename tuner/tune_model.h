@@ -21,6 +21,9 @@ inline constexpr const char *kBuiltinScheduleHash = "builtin";
 
 struct TuneOptions {
   int trials = 2000;  // measured candidates for the whole model
+  /// > 0: no round starts once this many seconds have passed since the session began
+  /// (a fixed slot of machine time, e.g. on a borrowed GPU); the trials still cap the run.
+  double time_budget_seconds = 0;
   int batch = 8;      // candidates per round
   uint64_t seed = 1;
   /// Threads of the candidates' parallel loops, which the sketch rules split loops for;

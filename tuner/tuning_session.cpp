@@ -111,6 +111,9 @@ Result<void> TuningSession::record_builtin(const TaskState &state, const Measure
 
 Result<bool> TuningSession::run_round() {
   if (budget_ <= 0) return false;
+  if (options_.time_budget_seconds > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= options_.time_budget_seconds)
+    return false;
   // A task whose space is used up is retired, so the rest of the budget goes to the others
   // (skipping it for a round only let the scheduler pick it again and end the tune early:
   // a 2000-trial ResNet-18 tune stopped after 1001).

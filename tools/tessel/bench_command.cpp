@@ -133,6 +133,7 @@ Result<void> tune_first(const BenchOptions &options, const Graph &graph, const s
   if (missing <= 0) return {};
   TuneOptions tune;
   tune.trials = missing;
+  tune.time_budget_seconds = options.time_budget_seconds;
   tune.log = [](const std::string &line) { std::fprintf(stderr, "tessel tune: %s\n", line.c_str()); };
   auto summary = tune_model(graph, target, db, tune);
   if (!summary.ok()) return summary.error();

@@ -55,6 +55,7 @@ struct BenchOptions {
   std::string target = "llvm";
   std::string db_path = "tessel.db";
   int trials = 0;     // > 0: tune first, until each kernel has this many searched records
+  double time_budget_seconds = 0;  // > 0: ... or until this many seconds of tuning have passed
   std::vector<std::string> vs;  // peers; empty: all (default, adams2019, onednn, openblas)
   int threads = 0;    // 0: every core
   int rounds = 5;
@@ -77,7 +78,8 @@ struct TuneCommandOptions {
   std::string target = "llvm";
   std::string db_path = "tessel.db";
   int trials = 2000;
-  int batch = 8;
+  double time_budget_seconds = 0;  // > 0: stop starting rounds after this long
+  int batch = 0;  // 0: one candidate per builder, at least 8
   int jobs = 0;
   int threads = 0;
   uint64_t seed = 1;

@@ -61,8 +61,11 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber);
   tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
   tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--time-budget", tune.time_budget_seconds,
+                       "seconds: no round starts after this long (the trials still cap the run)")
+      ->check(CLI::PositiveNumber);
   tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");
-  tune_cmd->add_option("--batch", tune.batch, "candidates measured per round")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--batch", tune.batch, "candidates measured per round (default: one per builder, at least 8)")->check(CLI::PositiveNumber);
   tune_cmd->add_option("--jobs,-j", tune.jobs, "parallel builders (default: one per core)")->check(CLI::PositiveNumber);
   tune_cmd->add_option("--threads,-t", tune.threads, "threads a kernel runs with (default: all cores)")
       ->check(CLI::PositiveNumber);
@@ -102,6 +105,8 @@ int main(int argc, char **argv) {
   bench_cmd->add_option("--db", bench.db_path, "tuning database (default ./tessel.db)");
   bench_cmd->add_option("--trials", bench.trials, "tune first, until each kernel has this many searched records")
       ->check(CLI::NonNegativeNumber);
+  bench_cmd->add_option("--time-budget", bench.time_budget_seconds, "with --trials: seconds of tuning at most")
+      ->check(CLI::PositiveNumber);
   bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
   bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(CLI::PositiveNumber);
   bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(CLI::PositiveNumber);

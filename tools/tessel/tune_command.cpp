@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "codegen/cuda_device.h"
 #include "tools/tessel/commands.h"
@@ -48,7 +49,10 @@ int tune_command(const TuneCommandOptions &options) {
   TuneOptions tune;
   tune.threads = options.threads;
   tune.trials = options.trials;
-  tune.batch = options.batch;
+  tune.time_budget_seconds = options.time_budget_seconds;
+  // A round keeps every builder busy (16 cores: 16 candidates), never fewer than 8.
+  tune.batch = options.batch > 0 ? options.batch
+                                 : std::max(8, options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()));
   tune.seed = options.seed;
   tune.measure.jobs = options.jobs;
   if (options.timeout_ms > 0) tune.measure.run_timeout_seconds = options.timeout_ms / 1e3;

@@ -98,6 +98,10 @@ Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inpu
     try {
       const Halide::DeviceAPI api = Halide::get_default_device_api_for_target(state_->target);
       for (Halide::Buffer<> &b : bound->inputs) {
+        // A buffer wrapped around host memory is not host-dirty, and copy_to_device copies
+        // only dirty host memory: without the flag the kernel read uninitialised device memory
+        // (every JIT GPU result was wrong on the first H100 run, while artifacts were right).
+        b.set_host_dirty();
         if (int err = b.copy_to_device(api, state_->target); err != 0)
           return make_error("copying a kernel input to the GPU failed (Halide error " + std::to_string(err) + ")");
       }

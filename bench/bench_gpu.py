@@ -112,7 +112,7 @@ def bench_matmul(args, torch):
     flops = 2 * m * n * k
     return [{"name": f"matmul {MATMUL} fp32", "peer": "cuBLAS SGEMM (torch.matmul, TF32 off)", "peer_ms": peer,
              "tessel_ms": ms, "default_ms": default_ms, "command": command,
-             "note": f"tessel {flops / ms / 1e9:.0f} GFLOP/s, cuBLAS {flops / peer / 1e9:.0f} GFLOP/s; "
+             "note": f"tessel {flops / ms / 1e6:.0f} GFLOP/s, cuBLAS {flops / peer / 1e6:.0f} GFLOP/s; "
                      "bars: >= 0.5x cuBLAS first, 0.8x the goal"}]
 
 
@@ -126,7 +126,7 @@ def bench_conv(args, torch):
     flops = 2 * n * k * (h // stride) * (w // stride) * c * r * s
     return [{"name": f"conv {CONV} (ResNet-18 3x3)", "peer": "cuDNN (conv2d, TF32 off)", "peer_ms": peer,
              "tessel_ms": ms, "default_ms": default_ms, "command": command,
-             "note": f"tessel {flops / ms / 1e9:.0f} GFLOP/s, cuDNN {flops / peer / 1e9:.0f} GFLOP/s; bar: >= 0.8x cuDNN"}]
+             "note": f"tessel {flops / ms / 1e6:.0f} GFLOP/s, cuDNN {flops / peer / 1e6:.0f} GFLOP/s; bar: >= 0.8x cuDNN"}]
 
 
 def rel_l2(got, want):

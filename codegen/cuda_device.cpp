@@ -179,4 +179,11 @@ Result<void> make_cuda_driver_visible() {
   return {};
 }
 
+Result<CudaDeviceInfo> name_device_architecture(Target &target) {
+  auto device = query_cuda_device();
+  if (device.ok() && target.kind == Target::Kind::Cuda && target.mcpu.empty())
+    target.mcpu = "sm_" + std::to_string(device->capability());
+  return device;
+}
+
 }  // namespace tessel

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "codegen/target.h"
 #include "search/gpu/gpu_target.h"
 
 namespace tessel {
@@ -31,6 +32,14 @@ struct CudaDeviceInfo {
 /// child process, never in this one (CUDA does not survive a later fork()), and the
 /// answer is kept for the rest of the process.
 Result<CudaDeviceInfo> query_cuda_device(int ordinal = 0);
+
+/// `--target cuda` without an architecture means this machine's GPU. Tuning records are keyed
+/// by the target's text, so tune, bench and compile must all read it as "cuda -arch=sm_90"
+/// (on the first H100 run, compile looked up "cuda" and missed every record tune had written
+/// under "cuda -arch=sm_90"). Fills in the device's architecture when the target names none
+/// and a device answers; returns the device, or the reason there is none (the target is then
+/// left as it is).
+Result<CudaDeviceInfo> name_device_architecture(Target &target);
 
 /// Makes the driver's functions visible to Halide's CUDA runtime in this process: that
 /// runtime looks them up among the process's symbols before it tries to open "libcuda.so",

@@ -205,7 +205,7 @@ int bench_command(const BenchOptions &options) {
   // forbids once this process has initialized it.
   std::optional<CudaDeviceInfo> device;
   if (gpu) {
-    auto found = query_cuda_device();
+    auto found = name_device_architecture(target.value());  // records keyed as tune keys them
     if (!found.ok())
       return fail("`tessel bench --target cuda` times kernels on a CUDA GPU, and none is usable here: " +
                   found.error().message);

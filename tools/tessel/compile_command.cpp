@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "codegen/cuda_device.h"
 #include "compiler/artifact_compiler.h"
 #include "compiler/deployed_schedule_lookup.h"
 #include "tools/tessel/commands.h"
@@ -68,6 +69,13 @@ int compile_command(const CompileCommandOptions &options) {
   if (!target.ok()) return fail(target.error().message);
   if (target->kind == Target::Kind::Cuda && options.select_in_graph > 0)
     return fail("--select-in-graph runs trial artifacts on the host CPU; it is not available for --target cuda yet");
+  if (target->kind == Target::Kind::Cuda && target->mcpu.empty()) {
+    // Records tuned here are keyed "cuda -arch=sm_XY": read them under that name.
+    if (auto device = name_device_architecture(target.value()); !device.ok())
+      std::fprintf(stderr, "note: no CUDA GPU here (%s): compiling for sm_86 with records of target 'cuda'; name the "
+                   "architecture (--target \"cuda -arch=sm_90\") to use records tuned on such a GPU\n",
+                   device.error().message.c_str());
+  }
   if (!options.db_path.empty() && !options.log_path.empty()) return fail("give --db or --log, not both");
   // The default database is used when it is there; compiling with no records is allowed
   // (every task gets its default schedule) and said.

@@ -20,14 +20,13 @@ int tune_command(const TuneCommandOptions &options) {
   if (!target.ok()) return fail(target.error().message);
   if (target->kind == Target::Kind::Cuda) {
     // Tuning measures on this machine's GPU; records are keyed by its architecture.
-    auto device = query_cuda_device();
+    auto device = name_device_architecture(target.value());
     if (!device.ok())
       return fail("tuning for --target cuda measures on a CUDA GPU, and none is usable here: " + device.error().message);
     const std::string arch = "sm_" + std::to_string(device->capability());
-    if (!target->mcpu.empty() && target->mcpu != arch)
+    if (target->mcpu != arch)
       return fail("--target names " + target->mcpu + " but this machine's GPU is " + device->describe() +
                   "; tuning measures on it");
-    target->mcpu = arch;
     std::fprintf(stderr, "GPU: %s\n", device->describe().c_str());
   }
   if (options.trials < 1) return fail("--trials must be at least 1");

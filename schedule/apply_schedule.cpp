@@ -35,6 +35,9 @@ Halide::MemoryType halide_memory(MemoryKind memory) {
   return Halide::MemoryType::Auto;
 }
 
+/// Threads that load a cache_inputs tile together.
+constexpr int kWarpSize = 32;
+
 Halide::Expr factor_expr(int64_t factor, const char *what) {
   if (factor < 1 || factor > (int64_t{1} << 30)) fail(std::string(what) + " " + std::to_string(factor) + " is out of range");
   return Halide::Expr(static_cast<int>(factor));
@@ -235,6 +238,32 @@ class Applier {
       return;
     }
     func(s.func).store_in(halide_memory(s.memory));
+  }
+
+  void run(const CacheInputsStep &s) {
+    Halide::Func &consumer = func(s.stage.func);
+    stage(s.stage);
+    const Halide::LoopLevel at = loop_level(s.stage, s.var);
+    for (const auto &[name, callee] : Halide::Internal::find_direct_calls(consumer.function())) {
+      if (name == consumer.name()) continue;  // an update reads its own Func
+      Halide::Func tile = Halide::Func(callee).in(consumer);
+      tile.compute_at(at);
+      // Every element of the tile, innermost dimension first, dealt out to a warp's worth of
+      // threads: neighbouring threads load neighbouring addresses. gpu_threads rather than
+      // gpu_lanes: Halide 14 puts a block barrier between thread loops that write shared
+      // memory and the loops that read it, but none between lane loops (measured in PTX).
+      std::vector<Halide::Var> dims = tile.args();
+      Halide::Var all = dims.front();
+      for (size_t d = 1; d < dims.size(); ++d) {
+        Halide::Var fused(all.name() + "_" + dims[d].name());
+        tile.fuse(all, dims[d], fused);
+        all = fused;
+      }
+      Halide::Var rows(all.name() + "_row"), thread(all.name() + "_thread");
+      tile.split(all, rows, thread, kWarpSize, Halide::TailStrategy::GuardWithIf);
+      if (options_.gpu_loops_on_host) continue;
+      tile.store_in(Halide::MemoryType::GPUShared).gpu_threads(thread);
+    }
   }
 
   void run(const RfactorStep &s) {

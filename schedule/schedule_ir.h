@@ -22,6 +22,7 @@
 //   compute_root FUNC
 //   store_in FUNC register|stack|heap|gpu_shared
 //   rfactor STAGE NEW_FUNC RVAR:VAR [RVAR:VAR...]
+//   cache_inputs STAGE VAR                         GPU: operands staged in shared memory
 //
 // A STAGE is `func` (the pure definition) or `func.uK` (update K). Names are letters,
 // digits, '_' and '$' (Halide names RDom variables r$x), not starting with a digit.
@@ -146,9 +147,18 @@ struct RfactorStep {
   std::vector<std::pair<std::string, std::string>> rvar_to_var;
 };
 
+/// GPU: every buffer or Func the stage's Func reads directly is copied, at each iteration of
+/// loop `var`, into a GPU shared-memory tile (Halide's Func::in wrappers) that the block's
+/// threads load together, one warp-wide row of elements at a time, before a barrier; the
+/// stage then reads the tiles. On the host the copies are plain loops.
+struct CacheInputsStep {
+  StageRef stage;
+  std::string var;
+};
+
 using ScheduleStep = std::variant<SplitStep, ReorderStep, FuseStep, TileStep, VectorizeStep, UnrollStep,
                                   ParallelStep, BindStep, ComputeAtStep, StoreAtStep, ComputeInlineStep,
-                                  ComputeRootStep, StoreInStep, RfactorStep>;
+                                  ComputeRootStep, StoreInStep, RfactorStep, CacheInputsStep>;
 
 bool operator==(const SplitStep &a, const SplitStep &b);
 bool operator==(const ReorderStep &a, const ReorderStep &b);
@@ -164,6 +174,7 @@ bool operator==(const ComputeInlineStep &a, const ComputeInlineStep &b);
 bool operator==(const ComputeRootStep &a, const ComputeRootStep &b);
 bool operator==(const StoreInStep &a, const StoreInStep &b);
 bool operator==(const RfactorStep &a, const RfactorStep &b);
+bool operator==(const CacheInputsStep &a, const CacheInputsStep &b);
 
 /// A versioned, ordered list of steps.
 struct Schedule {

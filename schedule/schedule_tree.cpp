@@ -398,6 +398,14 @@ class Replay {
     f.memory_step = step_;
   }
 
+  void run(const CacheInputsStep &s) {
+    StageState &st = stage(s.stage);
+    const Loop &l = loop(st, s.stage, s.var);
+    if (l.kind != LoopKind::Serial)
+      fail(std::string("cache_inputs at '") + s.var + "', a " + to_text(l.kind) +
+           " loop: the tiles are loaded once per iteration of a serial loop that every thread of the block runs");
+  }
+
   void run(const RfactorStep &s) {
     if (s.stage.update < 0) fail("rfactor needs an update stage (FUNC.uK), got '" + s.stage.to_text() + "'");
     StageState &st = stage(s.stage);

@@ -43,6 +43,11 @@ Schedule ScheduleSpace::default_schedule(const ComputeDesc &compute) const {
   return gpu_ ? default_gpu_schedule(compute, *gpu_) : default_cpu_schedule(compute, *cpu_);
 }
 
+std::vector<Schedule> ScheduleSpace::starting_points(const ComputeDesc &compute) const {
+  if (gpu_) return default_gpu_sketch_schedules(compute, *gpu_);
+  return {default_cpu_schedule(compute, *cpu_)};
+}
+
 Result<void> ScheduleSpace::admits(const ComputeDesc &compute, const Schedule &schedule) const {
   if (gpu_) {
     auto tree = check_gpu_schedule(compute, schedule, *gpu_);

@@ -27,6 +27,9 @@ class ScheduleSpace {
   Result<Schedule> mutate(const ComputeDesc &compute, const Schedule &schedule, std::mt19937_64 &rng) const;
   /// The untuned baseline of this kind of machine.
   Schedule default_schedule(const ComputeDesc &compute) const;
+  /// Schedules worth measuring before any search: the default, and on a GPU each other
+  /// sketch's default choices.
+  std::vector<Schedule> starting_points(const ComputeDesc &compute) const;
   /// Whether `schedule` may be proposed here (it replays; on a GPU: binds every output and
   /// fits the device's limits, tiles dividing their axes).
   Result<void> admits(const ComputeDesc &compute, const Schedule &schedule) const;

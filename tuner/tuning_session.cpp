@@ -153,12 +153,15 @@ Result<std::vector<Candidate>> TuningSession::propose(const TaskState &state, in
   const ComputeDesc &compute = state.task.compute;
   std::vector<Candidate> candidates =
       propose_candidates(compute, space_, model_, seeds, measured, batch, options_.search, rng_);
-  const Schedule fallback = space_.default_schedule(compute);
-  if (measured.count(schedule_hash(fallback))) return candidates;
-  for (const Candidate &c : candidates)
-    if (c.schedule == fallback) return candidates;
-  candidates.insert(candidates.begin(), Candidate{fallback, candidate_features(compute, fallback, space_.parallelism()), 0});
-  if (static_cast<int>(candidates.size()) > batch) candidates.pop_back();
+  // The defaults (each sketch's, the built-in one first) go in front until measured.
+  const std::vector<Schedule> starts = space_.starting_points(compute);
+  for (auto start = starts.rbegin(); start != starts.rend(); ++start) {
+    if (measured.count(schedule_hash(*start))) continue;
+    if (std::any_of(candidates.begin(), candidates.end(), [&](const Candidate &c) { return c.schedule == *start; }))
+      continue;
+    candidates.insert(candidates.begin(), Candidate{*start, candidate_features(compute, *start, space_.parallelism()), 0});
+    if (static_cast<int>(candidates.size()) > batch) candidates.pop_back();
+  }
   return candidates;
 }
 

@@ -213,6 +213,8 @@ const char *to_text(FuncRule rule) {
     case FuncRule::GpuTiledOutput: return "gpu_tiled_output";
     case FuncRule::GpuRegisterAnchor: return "gpu_register_anchor";
     case FuncRule::GpuInjectiveOutput: return "gpu_injective_output";
+    case FuncRule::GpuWarpTiledOutput: return "gpu_warp_tiled_output";
+    case FuncRule::GpuWarpAnchor: return "gpu_warp_anchor";
   }
   return "inline";
 }

@@ -43,6 +43,12 @@ enum class FuncRule {
   GpuRegisterAnchor,
   /// GPU: an output without anchor: all axes fused, split into blocks of threads.
   GpuInjectiveOutput,
+  /// GPU: an output with an anchor, one warp per block, a register tile per lane
+  /// (search/gpu/gpu_warp_tile.h).
+  GpuWarpTiledOutput,
+  /// GPU: its anchor, once per block in lane-striped registers, operands staged in shared
+  /// memory at its reduction's outer loop.
+  GpuWarpAnchor,
 };
 const char *to_text(FuncRule rule);
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "search/exact_cover.h"
+#include "search/gpu/gpu_warp_tile.h"
 #include "search/loop_names.h"
 
 namespace tessel {
@@ -105,6 +106,7 @@ class GpuChooser {
       : compute_(compute), sketch_(sketch), target_(target), rng_(rng) {}
 
   SketchChoices run() {
+    if (sketch_.name == "gpu_warp_tile") return choose_warp_tile(compute_, sketch_, target_, rng_);
     for (const FuncPlan &plan : sketch_.funcs) {
       const FuncDesc &f = *compute_.find(plan.func);
       switch (plan.rule) {
@@ -224,6 +226,13 @@ class GpuScheduleWriter {
         case FuncRule::Inline: break;
         case FuncRule::GpuTiledOutput: tiled_output(*f, need(plan.partner)); break;
         case FuncRule::GpuRegisterAnchor: break;  // written with its output
+        case FuncRule::GpuWarpTiledOutput: {
+          Result<std::vector<ScheduleStep>> steps = write_warp_tile(compute_, *f, need(plan.partner), choices_);
+          if (!steps) reject(steps.error().message);
+          for (ScheduleStep &s : steps.value()) step(std::move(s));
+          break;
+        }
+        case FuncRule::GpuWarpAnchor: break;  // written with its output
         case FuncRule::GpuInjectiveOutput: injective(*f, StageRef{f->name, -1}, f->pure_axes); break;
         case FuncRule::Root: root(*f); break;
         default: reject(std::string("rule ") + to_text(plan.rule) + " is not a GPU rule");
@@ -480,6 +489,10 @@ void walk_launch(const ScheduleTree &tree, int node, bool in_block, int64_t thre
     if (n.memory == MemoryKind::GpuShared || (!in_thread && n.memory != MemoryKind::Register)) {
       shared += n.bytes;
       shape.max_shared_bytes = std::max(shape.max_shared_bytes, shared);
+    } else if (!in_thread) {
+      // Registers at block level: Halide 14 stripes such a buffer over a warp's lanes (the
+      // gpu_warp_tile anchor), so each lane holds a 32nd of it.
+      shape.max_register_bytes = std::max(shape.max_register_bytes, n.bytes / kWarpTileLanes);
     } else {
       shape.max_register_bytes = std::max(shape.max_register_bytes, n.bytes);
     }
@@ -496,7 +509,11 @@ std::vector<Sketch> generate_gpu_sketches(const ComputeDesc &compute, const GpuT
   for (const auto &pair : find_anchors(compute))
     if (link_axes(*compute.find(pair.first), *compute.find(pair.second))->front().kind == AxisLink::Kind::Same)
       anchors.push_back(pair);
-  return {make_sketch(compute, anchors, target)};
+  std::vector<Sketch> sketches{make_sketch(compute, anchors, target)};  // first: the default's
+  if (anchors.size() == 1)
+    if (std::optional<Sketch> warp = make_warp_tile_sketch(compute, anchors[0].first, anchors[0].second, target))
+      sketches.push_back(std::move(*warp));
+  return sketches;
 }
 
 SketchChoices sample_gpu_choices(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
@@ -576,6 +593,16 @@ std::vector<Schedule> sample_gpu_schedules(const ComputeDesc &compute, const Gpu
     const Sketch &sketch = sketches[std::uniform_int_distribution<size_t>(0, sketches.size() - 1)(rng)];
     schedules.push_back(sample_gpu_schedule(compute, sketch, target, rng, stats));
   }
+  return schedules;
+}
+
+std::vector<Schedule> default_gpu_sketch_schedules(const ComputeDesc &compute, const GpuTargetDesc &target) {
+  std::vector<Schedule> schedules{default_gpu_schedule(compute, target)};
+  const std::vector<Sketch> sketches = generate_gpu_sketches(compute, target);
+  for (size_t i = 1; i < sketches.size(); ++i)
+    if (Result<Schedule> s = checked_gpu_schedule(compute, sketches[i], target,
+                                                  default_gpu_choices(compute, sketches[i], target)))
+      schedules.push_back(s.value());
   return schedules;
 }
 

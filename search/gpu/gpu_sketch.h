@@ -70,5 +70,8 @@ std::vector<Schedule> sample_gpu_schedules(const ComputeDesc &compute, const Gpu
 /// default_gpu_choices of the first GPU sketch: the untuned GPU baseline. Every output is
 /// bound to the GPU; the schedule is empty only for a task with no output axes.
 Schedule default_gpu_schedule(const ComputeDesc &compute, const GpuTargetDesc &target);
+/// The default choices of every GPU sketch that builds and fits: the tuner measures each
+/// once before it relies on its cost model (a staged warp tile is rarely drawn whole).
+std::vector<Schedule> default_gpu_sketch_schedules(const ComputeDesc &compute, const GpuTargetDesc &target);
 
 }  // namespace tessel

@@ -96,8 +96,9 @@ TEST_CASE("GPU sketches tile anchored outputs over blocks, threads and registers
   Task matmul = benchmark_task("matmul", "256x192x64", true);
   const GpuTargetDesc target = gpu_target_for_capability(86);
   const std::vector<Sketch> sketches = generate_gpu_sketches(matmul.compute, target);
-  REQUIRE(sketches.size() == 1);
-  CHECK(sketches[0].name == "gpu_tile");
+  REQUIRE(sketches.size() == 2);
+  CHECK(sketches[0].name == "gpu_tile");  // the default schedule's
+  CHECK(sketches[1].name == "gpu_warp_tile");
   const Schedule fallback = default_gpu_schedule(matmul.compute, target);
   auto tree = check_gpu_schedule(matmul.compute, fallback, target);
   INFO(to_text(fallback));
@@ -208,6 +209,52 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
   // A CPU target has no PTX.
   Task task = benchmark_task("matmul", "16x16x16");
   CHECK_FALSE(compile_task_to_ptx(task, nullptr, Target{}).ok());
+}
+
+TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CPU, ptxas finds no spills",
+          "[gpu][warp]") {
+  const GpuTargetDesc target = gpu_target_for_capability(90);
+  const std::optional<std::string> ptxas = find_ptxas();
+  std::mt19937_64 rng(5);
+  for (const auto &[kind, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"matmul", "64x128x96"}, {"conv", "1,8,12,12,32,3,3"}, {"conv", "1,16,8,8,64,3,3,2"}}) {
+    INFO(kind << " " << spec);
+    Task task = benchmark_task(kind, spec, true);
+    const std::vector<Sketch> sketches = generate_gpu_sketches(task.compute, target);
+    REQUIRE(sketches.size() == 2);
+    REQUIRE(sketches[1].name == "gpu_warp_tile");
+    const std::vector<Tensor> inputs = task_inputs(task, 4);
+    const std::vector<Tensor> want = run_cpu_default(task, inputs);
+    const std::vector<Schedule> defaults = default_gpu_sketch_schedules(task.compute, target);
+    REQUIRE(defaults.size() == 2);  // the built-in gpu_tile one, then the warp tile's
+    for (int i = 0; i < 3; ++i) {
+      const Schedule s = i == 0 ? defaults[1] : sample_gpu_schedule(task.compute, sketches[1], target, rng);
+      const std::string text = to_text(s);
+      INFO(text);
+      REQUIRE(text.find("cache_inputs") != std::string::npos);
+      REQUIRE(text.find("gpu_lane") != std::string::npos);
+      auto tree = check_gpu_schedule(task.compute, s, target);
+      REQUIRE(tree.ok());
+      const GpuLaunchShape shape = gpu_launch_shape(tree.value());
+      CHECK(shape.max_threads_per_block == 32);  // one warp per block
+      CHECK(shape.max_register_bytes / 4 <= 64);  // the block tile striped over the lanes
+      check_on_host(task, s, inputs, want);
+      auto ptx = compile_task_to_ptx(task, &s, kCuda86);
+      INFO((ptx.ok() ? std::string() : ptx.error().message));
+      REQUIRE(ptx.ok());
+      CHECK(ptx->find("st.shared") != std::string::npos);  // the staged operand tiles
+      CHECK(ptx->find("bar.sync") != std::string::npos);   // between their loads and use
+      if (!ptxas) continue;
+      auto report = assemble_ptx(*ptxas, ptx.value(), "sm_90");
+      INFO((report.ok() ? std::string() : report.error().message));
+      REQUIRE(report.ok());
+      for (const PtxasKernelReport &k : report->kernels) {
+        INFO(k.name << ": " << k.registers << " registers, " << k.shared_bytes << " bytes shared");
+        CHECK(k.registers <= 255);
+        CHECK(k.spill_store_bytes == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("the GPU search space proposes and mutates only schedules the device can run", "[gpu][search]") {

@@ -1,0 +1,258 @@
+// The gpu_warp_tile sketch (gpu_warp_tile.h). Loop names: A_blk (block part), A_lane,
+// A_reg (a lane's register tile), R_o/R_i (the staged reduction variable's stage and the
+// elements within it); the fused block loop is "blocks".
+#include "search/gpu/gpu_warp_tile.h"
+
+#include <algorithm>
+
+#include "search/loop_names.h"
+
+namespace tessel {
+namespace {
+
+/// The first axis 32 lanes divide (the lanes then read and write neighbouring elements
+/// when it is the innermost one); -1 when none.
+int lane_axis(const FuncDesc &out) {
+  for (size_t a = 0; a < out.pure_axes.size(); ++a)
+    if (out.pure_axes[a].extent % kWarpTileLanes == 0) return static_cast<int>(a);
+  return -1;
+}
+
+/// Up to two other axes with more than one element: their register tiles.
+std::vector<int> register_axes(const FuncDesc &out, int lane) {
+  std::vector<int> axes;
+  for (size_t a = 0; a < out.pure_axes.size() && axes.size() < 2; ++a)
+    if (static_cast<int>(a) != lane && out.pure_axes[a].extent > 1) axes.push_back(static_cast<int>(a));
+  return axes;
+}
+
+/// The anchor's update axes that are reductions, innermost first.
+std::vector<AxisDesc> reductions(const FuncDesc &anchor) {
+  std::vector<AxisDesc> r;
+  if (anchor.stages.size() > 1)
+    for (const AxisDesc &a : anchor.stages[1].axes)
+      if (a.reduction) r.push_back(a);
+  return r;
+}
+
+/// Stage sizes for the outermost reduction variable: divisors in [2, 32] below its extent.
+std::vector<int64_t> stage_sizes(int64_t extent) {
+  std::vector<int64_t> sizes;
+  for (int64_t d : divisors_up_to(extent, 32))
+    if (d >= 2 && d < extent) sizes.push_back(d);
+  return sizes;
+}
+
+std::string register_param(const FuncDesc &out, int axis) {
+  return out.name + ".warp.register." + out.pure_axes[axis].name;
+}
+
+int64_t get(const SketchChoices &choices, const std::string &name, int64_t fallback) {
+  auto it = choices.find(name);
+  return it == choices.end() ? fallback : it->second;
+}
+
+}  // namespace
+
+std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const std::string &out_name,
+                                            const std::string &anchor_name, const GpuTargetDesc &target) {
+  const FuncDesc *out = compute.find(out_name);
+  const FuncDesc *anchor = compute.find(anchor_name);
+  if (!out || !anchor || anchor->stages.size() != 2 || anchor->pure_axes.size() != out->pure_axes.size()) return std::nullopt;
+  const int lane = lane_axis(*out);
+  const std::vector<AxisDesc> r = reductions(*anchor);
+  if (lane < 0 || r.empty() || stage_sizes(r.back().extent).empty()) return std::nullopt;
+  // Every other output of the task must fit a warp-sized block too (its injective rule).
+  Sketch sketch;
+  sketch.name = "gpu_warp_tile";
+  for (const FuncDesc &f : compute.funcs) {
+    FuncPlan plan{f.name, FuncRule::Inline, ""};
+    if (f.name == out_name) plan = FuncPlan{f.name, FuncRule::GpuWarpTiledOutput, anchor_name};
+    else if (f.name == anchor_name) plan = FuncPlan{f.name, FuncRule::GpuWarpAnchor, out_name};
+    else if (f.is_output) return std::nullopt;  // several outputs: left to gpu_tile
+    else if (!f.inlinable) plan.rule = FuncRule::Root;
+    sketch.funcs.push_back(plan);
+  }
+  auto add = [&](std::string name, ParamKind kind, std::vector<int64_t> values) {
+    sketch.params.push_back(SketchParam{std::move(name), kind, std::move(values)});
+  };
+  std::vector<int64_t> lane_tiles;
+  for (int64_t t : {1, 2, 4})
+    if (out->pure_axes[lane].extent % (kWarpTileLanes * t) == 0) lane_tiles.push_back(t);
+  add(register_param(*out, lane), ParamKind::RegisterTile, lane_tiles);
+  for (int a : register_axes(*out, lane))
+    add(register_param(*out, a), ParamKind::RegisterTile, divisors_up_to(out->pure_axes[a].extent, 16));
+  add(anchor_name + ".warp.reduce." + r.back().name, ParamKind::ReductionSplit, stage_sizes(r.back().extent));
+  add(anchor_name + ".warp.vector", ParamKind::VectorWidth, {0, 1});
+  static_cast<void>(target);
+  return sketch;
+}
+
+SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
+                               std::mt19937_64 *rng) {
+  auto draw = [&](const std::vector<int64_t> &values, int64_t fallback) {
+    if (!rng || values.empty()) return fallback;
+    return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(*rng)];
+  };
+  // The largest value <= wanted (the default), or the smallest there is.
+  auto largest_up_to = [](const std::vector<int64_t> &values, int64_t wanted) {
+    int64_t best = values.empty() ? 1 : values.front();
+    for (int64_t v : values)
+      if (v <= wanted) best = v;
+    return best;
+  };
+  SketchChoices choices;
+  const int64_t budget = std::min<int64_t>(64, target.accumulator_budget());
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    choices.clear();
+    int64_t accumulators = 1;
+    int registers_seen = 0;
+    for (const SketchParam &p : sketch.params) {
+      int64_t v = 1;
+      if (p.kind == ParamKind::RegisterTile) {
+        // Defaults: 4 along the lane axis (its parameter comes first), 8 along the next.
+        v = draw(p.values, largest_up_to(p.values, registers_seen == 0 ? 4 : registers_seen == 1 ? 8 : 1));
+        accumulators *= v;
+        ++registers_seen;
+      } else if (p.kind == ParamKind::ReductionSplit) {
+        v = draw(p.values, largest_up_to(p.values, 16));
+      } else {
+        v = draw(p.values, 1);
+      }
+      choices[p.name] = v;
+    }
+    if (accumulators <= budget || !rng) break;
+  }
+  static_cast<void>(compute);
+  return choices;
+}
+
+Result<std::vector<ScheduleStep>> write_warp_tile(const ComputeDesc &compute, const FuncDesc &out,
+                                                  const FuncDesc &anchor, const SketchChoices &choices) {
+  static_cast<void>(compute);
+  std::vector<ScheduleStep> steps;
+  const int lane = lane_axis(out);
+  const std::vector<AxisDesc> r = reductions(anchor);
+  if (lane < 0 || r.empty() || anchor.pure_axes.size() != out.pure_axes.size())
+    return make_error(out.name + ": no axis that 32 lanes divide, or an anchor without a reduction");
+  const size_t n = out.pure_axes.size();
+  std::vector<int64_t> regs(n, 1);
+  int64_t accumulators = 1;
+  for (size_t a = 0; a < n; ++a) {
+    regs[a] = get(choices, register_param(out, static_cast<int>(a)), 1);
+    const int64_t tile = regs[a] * (static_cast<int>(a) == lane ? kWarpTileLanes : 1);
+    if (regs[a] < 1 || out.pure_axes[a].extent % tile != 0)
+      return make_error(register_param(out, static_cast<int>(a)) + "=" + std::to_string(regs[a]) +
+                        ": the block tile must divide the axis' " + std::to_string(out.pure_axes[a].extent));
+    accumulators *= regs[a];
+  }
+  if (accumulators > 64)
+    return make_error(out.name + ": " + std::to_string(accumulators) + " accumulators per lane exceed 64");
+  const AxisDesc &staged = r.back();
+  const int64_t kt = get(choices, anchor.name + ".warp.reduce." + staged.name, 16);
+  if (kt < 2 || kt >= staged.extent || staged.extent % kt != 0)
+    return make_error(anchor.name + ".warp.reduce." + staged.name + "=" + std::to_string(kt) +
+                      ": a stage must divide the reduction's " + std::to_string(staged.extent) + " and be smaller");
+  const bool vector = get(choices, anchor.name + ".warp.vector", 0) == 1 && regs[lane] > 1;
+
+  // The output: blocks of (32 x register tile) along the lane axis, register tiles along
+  // the others; the block loops fused, the lane loop bound to gpu_lanes.
+  const StageRef o{out.name, -1};
+  LoopNames names(out.pure_axes);
+  std::vector<std::string> block_loops, register_loops;
+  std::string lane_loop;
+  for (size_t a = 0; a < n; ++a) {
+    const AxisDesc &axis = out.pure_axes[a];
+    const int64_t tile = regs[a] * (static_cast<int>(a) == lane ? kWarpTileLanes : 1);
+    std::string inner = axis.name;
+    if (tile == 1) {
+      block_loops.push_back(axis.name);
+      continue;
+    }
+    if (tile < axis.extent) {
+      const std::string blk = names.fresh(axis.name + "_blk");
+      inner = names.fresh(axis.name + "_in");
+      steps.push_back(SplitStep{o, axis.name, blk, inner, tile, TailStrategy::ShiftInwards});
+      block_loops.push_back(blk);
+    }
+    if (static_cast<int>(a) != lane) {
+      register_loops.push_back(inner);
+      continue;
+    }
+    if (regs[a] > 1) {
+      lane_loop = names.fresh(axis.name + "_lane");
+      const std::string reg = names.fresh(axis.name + "_reg");
+      steps.push_back(SplitStep{o, inner, lane_loop, reg, regs[a], TailStrategy::ShiftInwards});
+      register_loops.insert(register_loops.begin(), reg);
+    } else {
+      lane_loop = inner;
+    }
+  }
+  if (block_loops.empty()) return make_error(out.name + ": the register tiles cover the whole output; no block loop is left");
+  std::vector<std::string> order = register_loops;
+  order.push_back(lane_loop);
+  order.insert(order.end(), block_loops.begin(), block_loops.end());
+  steps.push_back(ReorderStep{o, order});
+  std::string blocks = block_loops.front();
+  for (size_t i = 1; i < block_loops.size(); ++i) {
+    const std::string fused = names.fresh("blocks");
+    steps.push_back(FuseStep{o, blocks, block_loops[i], fused});
+    blocks = fused;
+  }
+  steps.push_back(BindStep{o, blocks, GpuAxis::Block, 0});
+  steps.push_back(BindStep{o, lane_loop, GpuAxis::Lane, 0});
+  for (size_t i = 0; i < register_loops.size(); ++i) {
+    if (i == 0 && regs[lane] > 1 && vector) steps.push_back(VectorizeStep{o, register_loops[i], std::nullopt});
+    else steps.push_back(UnrollStep{o, register_loops[i], std::nullopt});
+  }
+
+  // The anchor: once per block, in registers striped over the lanes.
+  steps.push_back(ComputeAtStep{anchor.name, o, blocks});
+  steps.push_back(StoreInStep{anchor.name, MemoryKind::Register});
+  // Its pure definition, then its update: the same lane split; the update's staged
+  // reduction variable outside the lanes, the rest of the reduction inside them.
+  for (int update = -1; update <= 0; ++update) {
+    const StageRef stage{anchor.name, update};
+    const std::vector<AxisDesc> &axes = update < 0 ? anchor.pure_axes : anchor.stages[1].axes;
+    LoopNames stage_names(axes);
+    const std::string lane_name = anchor.pure_axes[lane].name;
+    std::string lane_var = lane_name, reg_var;
+    if (regs[lane] > 1) {
+      lane_var = stage_names.fresh(lane_name + "_lane");
+      reg_var = stage_names.fresh(lane_name + "_reg");
+      // The block's region is whole lane tiles; an update may not shift its tail inwards.
+      steps.push_back(SplitStep{stage, lane_name, lane_var, reg_var, regs[lane],
+                                update < 0 ? TailStrategy::ShiftInwards : TailStrategy::RoundUp});
+    }
+    std::vector<std::string> inner;  // register loops, then the reduction inside the lanes
+    if (!reg_var.empty()) inner.push_back(reg_var);
+    std::vector<std::string> unrolled;
+    for (size_t a = 0; a < n; ++a)
+      if (static_cast<int>(a) != lane) {
+        inner.push_back(anchor.pure_axes[a].name);
+        if (regs[a] > 1) unrolled.push_back(anchor.pure_axes[a].name);
+      }
+    std::string stage_loop;
+    if (update == 0) {
+      for (size_t i = 0; i + 1 < r.size(); ++i) inner.push_back(r[i].name);
+      stage_loop = stage_names.fresh(staged.name + "_o");
+      const std::string within = stage_names.fresh(staged.name + "_i");
+      steps.push_back(SplitStep{stage, staged.name, stage_loop, within, kt, TailStrategy::Auto});
+      inner.push_back(within);
+    }
+    std::vector<std::string> stage_order = inner;
+    stage_order.push_back(lane_var);
+    if (!stage_loop.empty()) stage_order.push_back(stage_loop);
+    steps.push_back(ReorderStep{stage, stage_order});
+    steps.push_back(BindStep{stage, lane_var, GpuAxis::Lane, 0});
+    if (!reg_var.empty()) {
+      if (vector) steps.push_back(VectorizeStep{stage, reg_var, std::nullopt});
+      else steps.push_back(UnrollStep{stage, reg_var, std::nullopt});
+    }
+    for (const std::string &u : unrolled) steps.push_back(UnrollStep{stage, u, std::nullopt});
+    if (update == 0) steps.push_back(CacheInputsStep{stage, stage_loop});
+  }
+  return steps;
+}
+
+}  // namespace tessel

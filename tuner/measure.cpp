@@ -112,31 +112,73 @@ Measurer::~Measurer() {
 }
 
 Result<MeasureResult> Measurer::prepare_reference() {
-  if (have_reference_) return baseline_;
-  std::error_code ec;
-  std::filesystem::create_directories(scratch_dir_, ec);
-  if (ec) return make_error(ErrorKind::Io, "cannot create " + scratch_dir_ + ": " + ec.message());
+  if (!have_reference_ && !reference_error_) prepare_references({this});
+  if (reference_error_) return *reference_error_;
+  return baseline_;
+}
+
+void Measurer::prepare_references(const std::vector<Measurer *> &measurers) {
+  // One worker per Measurer in each phase, compiled `jobs` at a time and run one at a time.
+  auto run_phase = [](const std::vector<Measurer *> &group, bool reference_run, auto take) {
+    const size_t jobs = group.empty() ? 1 : static_cast<size_t>(std::max(1, group.front()->options_.jobs));
+    for (size_t begin = 0; begin < group.size(); begin += jobs) {
+      const size_t end = std::min(group.size(), begin + jobs);
+      std::vector<Worker> workers;
+      for (size_t i = begin; i < end; ++i) workers.push_back(group[i]->start_worker(nullptr, reference_run));
+      for (size_t i = begin; i < end; ++i)
+        if (!workers[i - begin].result) group[i]->await_compile(workers[i - begin]);
+      for (size_t i = begin; i < end; ++i)
+        if (!workers[i - begin].result) group[i]->await_run(workers[i - begin]);
+      for (size_t i = begin; i < end; ++i) take(*group[i], *workers[i - begin].result);
+    }
+  };
+  std::vector<Measurer *> pending;
+  for (Measurer *m : measurers) {
+    if (m->have_reference_ || m->reference_error_) continue;
+    std::error_code ec;
+    std::filesystem::create_directories(m->scratch_dir_, ec);
+    if (ec) m->reference_error_ = make_error(ErrorKind::Io, "cannot create " + m->scratch_dir_ + ": " + ec.message());
+    else pending.push_back(m);
+  }
   // The reference is measured like any candidate (schedule: the built-in one); the worker
   // also writes the outputs for the others to compare with. On a GPU those outputs come
   // from the CPU's built-in schedule, and the baseline is the GPU's default schedule,
-  // checked against them like any candidate.
+  // checked against them like any candidate (a second phase: its workers are forked once
+  // the reference outputs are loaded here, since they compare in the child).
+  run_phase(pending, true, [](Measurer &m, const MeasureResult &r) { m.take_reference(r); });
+  std::vector<Measurer *> gpu;
+  for (Measurer *m : pending)
+    if (!m->reference_error_ && !m->have_reference_) gpu.push_back(m);
+  run_phase(gpu, false, [](Measurer &m, const MeasureResult &r) { m.take_gpu_baseline(r); });
+}
+
+void Measurer::take_reference(const MeasureResult &run) {
   const bool gpu = target_.kind == Target::Kind::Cuda;
-  baseline_ = run_workers({nullptr}, true).front();
-  if (baseline_.status != RecordStatus::Ok)
-    return make_error(std::string(gpu ? "the CPU reference failed (" : "the built-in schedule failed (") +
-                      to_text(baseline_.status) + "): " + baseline_.error);
+  if (run.status != RecordStatus::Ok) {
+    reference_error_ = make_error(std::string(gpu ? "the CPU reference failed (" : "the built-in schedule failed (") +
+                                  to_text(run.status) + "): " + run.error);
+    return;
+  }
   for (size_t i = 0; i < task_.signature.outputs.size(); ++i) {
-    TESSEL_TRY(Tensor output, read_npy(reference_path(i)));
-    reference_.push_back(std::move(output));
+    Result<Tensor> output = read_npy(reference_path(i));
+    if (!output.ok()) {
+      reference_error_ = output.error();
+      return;
+    }
+    reference_.push_back(std::move(output).value());
   }
-  if (gpu) {
-    baseline_ = run_workers({nullptr}, false).front();
-    if (baseline_.status != RecordStatus::Ok)
-      return make_error(std::string("the default GPU schedule failed (") + to_text(baseline_.status) +
-                        "): " + baseline_.error);
+  baseline_ = run;
+  have_reference_ = !gpu;  // a GPU task's baseline comes from its second phase
+}
+
+void Measurer::take_gpu_baseline(const MeasureResult &run) {
+  if (run.status != RecordStatus::Ok) {
+    reference_error_ = make_error(std::string("the default GPU schedule failed (") + to_text(run.status) +
+                                  "): " + run.error);
+    return;
   }
+  baseline_ = run;
   have_reference_ = true;
-  return baseline_;
 }
 
 std::vector<MeasureResult> Measurer::measure(const std::vector<Schedule> &schedules) {

@@ -3,6 +3,7 @@
 // timeouts, so a kernel that crashes, hangs or runs out of memory costs one record, not
 // the tuning run. Candidates of a batch compile in parallel (one worker per core); they are
 // then timed one at a time, with no compilation running beside them.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ class Measurer {
   /// Computes the reference output with the built-in schedule once (its timing is the
   /// untuned baseline). measure() calls it first.
   Result<MeasureResult> prepare_reference();
+  /// prepare_reference() of many tasks at once: their workers compile side by side (each
+  /// Measurer's `jobs` at a time), then run one after another, as a batch of one task's
+  /// candidates does. Each Measurer keeps its outcome for its own prepare_reference().
+  static void prepare_references(const std::vector<Measurer *> &measurers);
   /// One result per schedule, in order.
   std::vector<MeasureResult> measure(const std::vector<Schedule> &schedules);
 
@@ -71,6 +76,10 @@ class Measurer {
   void work(const Schedule *schedule, bool reference_run, ParentLink &parent) const;
   MeasureResult check_and_time(const JitKernel &kernel, bool reference_run) const;
   Result<void> write_reference(const std::vector<Tensor> &outputs) const;
+  /// Takes the reference run's result: reads the outputs it wrote, or keeps why it failed.
+  void take_reference(const MeasureResult &run);
+  /// Takes the default GPU schedule's run (checked against the reference) as the baseline.
+  void take_gpu_baseline(const MeasureResult &run);
   std::string reference_path(size_t output) const;
 
   Task task_;
@@ -80,6 +89,7 @@ class Measurer {
   std::vector<Tensor> reference_;
   MeasureResult baseline_;
   bool have_reference_ = false;
+  std::optional<Error> reference_error_;
   std::string scratch_dir_;
 };
 

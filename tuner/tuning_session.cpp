@@ -49,7 +49,21 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
 
 Result<void> TuningSession::prepare_tasks() {
   const std::vector<Workload> workloads = distinct_workloads(*graph_, partition_graph(*graph_));
-  for (const Workload &workload : workloads) TESSEL_TRY_VOID(prepare_task(workload));
+  // Every task's reference first, their workers compiling side by side: one task at a time
+  // kept one core of 16 busy and took 50 s of a ResNet-18 tune on the H100 machine.
+  MeasureOptions measure = options_.measure;
+  if (options_.threads > 0) measure.threads = options_.threads;
+  std::vector<Result<Task>> tasks;
+  std::vector<std::unique_ptr<Measurer>> measurers(workloads.size());
+  std::vector<Measurer *> all;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    tasks.push_back(make_task(graph_, workloads[i]));
+    if (!tasks.back().ok()) continue;
+    measurers[i] = std::make_unique<Measurer>(tasks.back().value(), target_, measure);
+    all.push_back(measurers[i].get());
+  }
+  Measurer::prepare_references(all);
+  for (size_t i = 0; i < workloads.size(); ++i) TESSEL_TRY_VOID(prepare_task(workloads[i], tasks[i], std::move(measurers[i])));
   if (options_.log)
     options_.log("tuning " + std::to_string(states_.size()) + " tasks (" +
                  std::to_string(workloads.size() - states_.size()) + " skipped) for " + target_text_ + ", " +
@@ -59,12 +73,12 @@ Result<void> TuningSession::prepare_tasks() {
   return {};
 }
 
-Result<void> TuningSession::prepare_task(const Workload &workload) {
+Result<void> TuningSession::prepare_task(const Workload &workload, const Result<Task> &task,
+                                         std::unique_ptr<Measurer> measurer) {
   TaskTuneSummary row;
   row.workload_key = workload.workload_key;
   row.ops = group_ops_text(*graph_, workload.group);
   row.weight = workload.weight;
-  auto task = make_task(graph_, workload);
   if (!task.ok()) {
     row.skipped = task.error().message;
     summary_.tasks.push_back(row);
@@ -72,10 +86,7 @@ Result<void> TuningSession::prepare_task(const Workload &workload) {
   }
   row.flops = task->flops;
   TESSEL_TRY_VOID(db_.add_workload(workload.workload_key, workload.workload_text));
-  MeasureOptions measure = options_.measure;
-  if (options_.threads > 0) measure.threads = options_.threads;
-  TaskState state{std::move(task.value()), nullptr, summary_.tasks.size()};
-  state.measurer = std::make_unique<Measurer>(state.task, target_, measure);
+  TaskState state{task.value(), std::move(measurer), summary_.tasks.size()};
   auto baseline = state.measurer->prepare_reference();
   if (!baseline.ok()) {
     row.skipped = baseline.error().message;

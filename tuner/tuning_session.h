@@ -44,7 +44,8 @@ class TuningSession {
     std::chrono::steady_clock::time_point search, measure, train, end;
   };
 
-  Result<void> prepare_task(const Workload &workload);
+  /// The task's row and state; its measurer has its reference already (or the reason not).
+  Result<void> prepare_task(const Workload &workload, const Result<Task> &task, std::unique_ptr<Measurer> measurer);
   Result<void> record_builtin(const TaskState &state, const MeasureResult &baseline);
   /// The batch to measure: the search's proposals, the sketch default first while it is
   /// unmeasured, so tuning never ends worse than it.

@@ -134,6 +134,7 @@ Result<void> tune_first(const BenchOptions &options, const Graph &graph, const s
   TuneOptions tune;
   tune.trials = missing;
   tune.time_budget_seconds = options.time_budget_seconds;
+  tune.batch = std::max(8, static_cast<int>(std::thread::hardware_concurrency()));  // every builder busy
   tune.log = [](const std::string &line) { std::fprintf(stderr, "tessel tune: %s\n", line.c_str()); };
   auto summary = tune_model(graph, target, db, tune);
   if (!summary.ok()) return summary.error();

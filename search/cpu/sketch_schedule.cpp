@@ -5,6 +5,7 @@
 #include "search/cpu/sketch_schedule.h"
 
 #include "search/loop_names.h"
+#include "search/sketch_writer.h"
 
 #include <algorithm>
 #include <set>
@@ -13,16 +14,6 @@ namespace tessel {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t choice(const SketchChoices &choices, const std::string &name, int64_t fallback) {
-  auto it = choices.find(name);
-  return it == choices.end() ? fallback : it->second;
-}
-
-struct ChoiceError {
-  std::string message;
-};
-[[noreturn]] void reject(const std::string &message) { throw ChoiceError{message}; }
 
 const std::vector<AxisDesc> &stage_axes(const FuncDesc &f, size_t s) {
   return f.stages.empty() || f.stages[s].axes.empty() ? f.pure_axes : f.stages[s].axes;
@@ -49,7 +40,7 @@ OutputLoops lay_out(const FuncDesc &out, const std::string &anchor, const Sketch
   std::vector<std::string> current;  // loop list, innermost first
   for (size_t a = 0; a < n; ++a) {
     const AxisDesc &axis = out.pure_axes[a];
-    tile[a] = std::clamp<int64_t>(choice(choices, out.name + ".tile." + axis.name, axis.extent), 1, axis.extent);
+    tile[a] = std::clamp<int64_t>(choice_or(choices, out.name + ".tile." + axis.name, axis.extent), 1, axis.extent);
     if (axis.extent == 1 || tile[a] == 1) {
       outer_of[a] = axis.name;
       outer_extent[a] = axis.extent;
@@ -77,7 +68,7 @@ OutputLoops lay_out(const FuncDesc &out, const std::string &anchor, const Sketch
     if (!outer_of[a].empty()) outer_axes.push_back(a);
   }
   if (n > 0) result.vector_loop = inner_of[0];
-  if (choice(choices, out.name + ".order", 0) == 1 && !outer_axes.empty() && outer_axes.front() == 0)
+  if (choice_or(choices, out.name + ".order", 0) == 1 && !outer_axes.empty() && outer_axes.front() == 0)
     std::rotate(outer_axes.begin(), outer_axes.begin() + 1, outer_axes.end());
   std::vector<std::string> order = layout.inner_loops;
   for (size_t a : outer_axes) order.push_back(outer_of[a]);
@@ -85,7 +76,7 @@ OutputLoops lay_out(const FuncDesc &out, const std::string &anchor, const Sketch
 
   // Fuse the outermost loops into one parallel loop.
   const int fused_count =
-      static_cast<int>(std::clamp<int64_t>(choice(choices, out.name + ".parallel", 0), 0, outer_axes.size()));
+      static_cast<int>(std::clamp<int64_t>(choice_or(choices, out.name + ".parallel", 0), 0, outer_axes.size()));
   std::vector<std::vector<size_t>> covers;  // axes per final outer loop, innermost first
   const size_t kept = outer_axes.size() - static_cast<size_t>(fused_count);
   for (size_t i = 0; i < kept; ++i) {
@@ -117,7 +108,7 @@ OutputLoops lay_out(const FuncDesc &out, const std::string &anchor, const Sketch
   for (size_t a = 0; a < n; ++a) layout.anchor_region[a] = out.pure_axes[a].extent;
   if (!anchor.empty() && !layout.outer_loops.empty()) {
     const size_t level = static_cast<size_t>(std::clamp<int64_t>(
-        choice(choices, anchor + ".compute_level", 0), 0, static_cast<int64_t>(layout.outer_loops.size()) - 1));
+        choice_or(choices, anchor + ".compute_level", 0), 0, static_cast<int64_t>(layout.outer_loops.size()) - 1));
     layout.compute_at = layout.outer_loops[level];
     for (size_t i = level; i < covers.size(); ++i)
       for (size_t a : covers[i]) layout.anchor_region[a] = inner_of[a].empty() ? 1 : tile[a];
@@ -125,37 +116,27 @@ OutputLoops lay_out(const FuncDesc &out, const std::string &anchor, const Sketch
   return result;
 }
 
-class Builder {
+/// The CPU rules' steps.
+class Builder : public SketchWriter {
  public:
   Builder(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target, const SketchChoices &choices)
-      : compute_(compute), sketch_(sketch), target_(target), choices_(choices) {}
-
-  Schedule build() {
-    for (const FuncPlan &plan : sketch_.funcs) {
-      const FuncDesc *f = compute_.find(plan.func);
-      if (!f) reject("sketch names func '" + plan.func + "', which the compute does not have");
-      switch (plan.rule) {
-        case FuncRule::Inline: break;
-        case FuncRule::InjectiveOutput: injective_output(*f); break;
-        case FuncRule::TiledOutput: tiled_output(*f, need(plan.partner)); break;
-        case FuncRule::TiledAnchor: break;  // written with its output
-        case FuncRule::TiledAnchorMultiLevel: break;
-        case FuncRule::Root: root(*f); break;
-        case FuncRule::RootRfactor: root_rfactor(*f); break;
-        default: reject(std::string("rule ") + to_text(plan.rule) + " belongs to the GPU sketches (gpu_sketch.h)");
-      }
-    }
-    return schedule_;
-  }
+      : SketchWriter(compute, sketch, choices), target_(target) {}
 
  private:
-  const FuncDesc &need(const std::string &name) const {
-    const FuncDesc *f = compute_.find(name);
-    if (!f) reject("sketch names func '" + name + "', which the compute does not have");
-    return *f;
+  void write_rule(const FuncPlan &plan, const FuncDesc &f) override {
+    switch (plan.rule) {
+      case FuncRule::Inline: break;
+      case FuncRule::InjectiveOutput: injective_output(f); break;
+      case FuncRule::TiledOutput: tiled_output(f, need(plan.partner)); break;
+      case FuncRule::TiledAnchor: break;  // written with its output
+      case FuncRule::TiledAnchorMultiLevel: break;
+      case FuncRule::Root: root(f); break;
+      case FuncRule::RootRfactor: root_rfactor(f); break;
+      default: reject_choice(std::string("rule ") + to_text(plan.rule) + " belongs to the GPU sketches (gpu_sketch.h)");
+    }
   }
-  int64_t get(const std::string &name, int64_t fallback) const { return choice(choices_, name, fallback); }
-  void add(ScheduleStep step) { schedule_.steps.push_back(std::move(step)); }
+  int64_t get(const std::string &name, int64_t fallback) const { return value(name, fallback); }
+  void add(ScheduleStep s) { step(std::move(s)); }
 
   void tiled_output(const FuncDesc &out, const FuncDesc &anchor) {
     const FuncPlan *anchor_plan = sketch_.plan(anchor.name);
@@ -168,7 +149,7 @@ class Builder {
     if (width > 1 && !loops.vector_loop.empty()) {
       const int64_t extent = loops.inner_extents.front();
       if (width > extent)
-        reject(out.name + ".vector = " + std::to_string(width) + " is wider than its tile (" + std::to_string(extent) + ")");
+        reject_choice(out.name + ".vector = " + std::to_string(width) + " is wider than its tile (" + std::to_string(extent) + ")");
       add(VectorizeStep{stage, loops.vector_loop, width});
       vector_outer_extent = ceil_div(extent, width);
     }
@@ -187,7 +168,7 @@ class Builder {
       if (!loop.empty()) add(ComputeAtStep{source->name, stage, loop});
     }
     const std::optional<std::vector<int64_t>> region = anchor_region(out, anchor, loops.layout.anchor_region);
-    if (!region) reject(anchor.name + "'s region is not whole blocks of its blocked axis");
+    if (!region) reject_choice(anchor.name + "'s region is not whole blocks of its blocked axis");
     tiled_anchor(anchor, *region, multi_level);
   }
 
@@ -196,7 +177,7 @@ class Builder {
     const size_t n = anchor.pure_axes.size();
     const int64_t width = get(A + ".vector", 1);
     if (width < 1 || region[0] % width != 0)
-      reject(A + ".vector = " + std::to_string(width) + " does not divide the anchor's region along " +
+      reject_choice(A + ".vector = " + std::to_string(width) + " does not divide the anchor's region along " +
              anchor.pure_axes[0].name + " (" + std::to_string(region[0]) + ")");
 
     // Init: vectors along the innermost axis.
@@ -219,10 +200,10 @@ class Builder {
       const int64_t R = region[a];
       const int64_t r = get(A + ".register." + axis, 1);
       if (r < 1 || R % r != 0)
-        reject(A + ".register." + axis + " = " + std::to_string(r) + " does not divide the anchor's region (" +
+        reject_choice(A + ".register." + axis + " = " + std::to_string(r) + " does not divide the anchor's region (" +
                std::to_string(R) + ")");
       if (a == 0 && r % width != 0)
-        reject(A + ".register." + axis + " = " + std::to_string(r) + " is not a multiple of " + A + ".vector (" +
+        reject_choice(A + ".register." + axis + " = " + std::to_string(r) + " is not a multiple of " + A + ".vector (" +
                std::to_string(width) + ")");
       if (R == 1) {
         trivial.push_back(axis);
@@ -242,7 +223,7 @@ class Builder {
         const int64_t m = R / r;
         const int64_t q = multi_level ? get(A + ".inner." + axis, m) : m;
         if (q < 1 || m % q != 0)
-          reject(A + ".inner." + axis + " = " + std::to_string(q) + " does not divide the tile remainder (" +
+          reject_choice(A + ".inner." + axis + " = " + std::to_string(q) + " does not divide the tile remainder (" +
                  std::to_string(m) + ")");
         if (q == m) {
           mid_inner.push_back(mid);
@@ -277,7 +258,7 @@ class Builder {
       if (!k.reduction) continue;
       const int64_t f = get(A + ".reduce." + k.name, k.extent);
       if (f < 1 || k.extent % f != 0)
-        reject(A + ".reduce." + k.name + " = " + std::to_string(f) + " does not divide " + std::to_string(k.extent));
+        reject_choice(A + ".reduce." + k.name + " = " + std::to_string(f) + " does not divide " + std::to_string(k.extent));
       if (f == k.extent) {
         red_inner.push_back(k.name);
         red_inner_extents.push_back(f);
@@ -318,7 +299,7 @@ class Builder {
     int64_t outer = extent;
     if (width > 1) {
       if (width > extent)
-        reject(out.name + ".vector = " + std::to_string(width) + " is wider than axis " + x + " (" +
+        reject_choice(out.name + ".vector = " + std::to_string(width) + " is wider than axis " + x + " (" +
                std::to_string(extent) + ")");
       add(VectorizeStep{stage, x, width});
       outer = ceil_div(extent, width);
@@ -326,7 +307,7 @@ class Builder {
     const int64_t unroll = get(out.name + ".unroll", 1);
     if (unroll > 1) {
       if (unroll > outer)
-        reject(out.name + ".unroll = " + std::to_string(unroll) + " exceeds the loop's extent (" +
+        reject_choice(out.name + ".unroll = " + std::to_string(unroll) + " exceeds the loop's extent (" +
                std::to_string(outer) + ")");
       add(UnrollStep{stage, x, unroll});
       outer = ceil_div(outer, unroll);
@@ -335,7 +316,7 @@ class Builder {
     if (n == 1) {
       const int64_t task = get(out.name + ".task", 0);
       if (task > outer)
-        reject(out.name + ".task = " + std::to_string(task) + " exceeds the loop's extent (" + std::to_string(outer) + ")");
+        reject_choice(out.name + ".task = " + std::to_string(task) + " exceeds the loop's extent (" + std::to_string(outer) + ")");
       if (task >= 1) add(ParallelStep{stage, x, task});
       return;
     }
@@ -396,7 +377,7 @@ class Builder {
 
     const int64_t chunks = get(f.name + ".rfactor.chunks", 0);
     if (chunks < 1 || axes.chunked.extent % chunks != 0)
-      reject(f.name + ".rfactor.chunks = " + std::to_string(chunks) + " does not divide " + axes.chunked.name + " (" +
+      reject_choice(f.name + ".rfactor.chunks = " + std::to_string(chunks) + " does not divide " + axes.chunked.name + " (" +
              std::to_string(axes.chunked.extent) + ")");
     const int64_t chunk_size = axes.chunked.extent / chunks;
     std::string chunk_rvar = axes.chunked.name, rest = axes.chunked.name;
@@ -412,7 +393,7 @@ class Builder {
     std::string lane_rvar;
     if (lanes > 1) {
       if (lane_extent % lanes != 0 || (same && chunk_size == 1))
-        reject(f.name + ".rfactor.lanes = " + std::to_string(lanes) + " does not divide the lane var's extent (" +
+        reject_choice(f.name + ".rfactor.lanes = " + std::to_string(lanes) + " does not divide the lane var's extent (" +
                std::to_string(lane_extent) + ")");
       lane_rvar = lane_source;
       if (lanes < lane_extent) {
@@ -454,11 +435,7 @@ class Builder {
     }
   }
 
-  const ComputeDesc &compute_;
-  const Sketch &sketch_;
   CpuTargetDesc target_;
-  const SketchChoices &choices_;
-  Schedule schedule_;
 };
 
 }  // namespace
@@ -470,7 +447,7 @@ TiledOutputLayout layout_tiled_output(const FuncDesc &output, const std::string 
 int count_outer_loops(const FuncDesc &output, const SketchChoices &choices) {
   int count = 0;
   for (const AxisDesc &axis : output.pure_axes) {
-    const int64_t tile = std::clamp<int64_t>(choice(choices, output.name + ".tile." + axis.name, axis.extent), 1,
+    const int64_t tile = std::clamp<int64_t>(choice_or(choices, output.name + ".tile." + axis.name, axis.extent), 1,
                                              axis.extent);
     if (axis.extent == 1 || tile < axis.extent) ++count;
   }
@@ -479,11 +456,7 @@ int count_outer_loops(const FuncDesc &output, const SketchChoices &choices) {
 
 Result<Schedule> build_sketch_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
                                        const SketchChoices &choices) {
-  try {
-    return Builder(compute, sketch, target, choices).build();
-  } catch (const ChoiceError &e) {
-    return make_error("sketch " + sketch.name + ": " + e.message);
-  }
+  return Builder(compute, sketch, target, choices).write();
 }
 
 std::string to_text(const SketchChoices &choices) {

@@ -22,7 +22,6 @@
 #include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
 #include "schedule/schedule_tree.h"
-#include "search/cpu/sampler.h"
 #include "search/cpu/sketch.h"
 #include "search/cpu/sketch_schedule.h"
 #include "search/gpu/gpu_target.h"
@@ -33,18 +32,7 @@ namespace tessel {
 /// "gpu_injective". Never empty.
 std::vector<Sketch> generate_gpu_sketches(const ComputeDesc &compute, const GpuTargetDesc &target);
 
-/// Random values for every parameter of a GPU sketch that respect the device's limits:
-/// at least a warp and at most the block limit of threads (fewer when the register tile is
-/// large), a register tile within the accumulator budget, tiles inside each axis.
-SketchChoices sample_gpu_choices(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
-                                 std::mt19937_64 &rng);
-/// One deterministic, reasonable set of values: 256 threads in 32 x 8 (or along the
-/// innermost axis), a register tile of 4 x 2 where the axes are long enough.
-SketchChoices default_gpu_choices(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target);
 
-/// The steps of a GPU sketch with `choices`; errors name the parameter the sketch cannot use.
-Result<Schedule> build_gpu_sketch_schedule(const ComputeDesc &compute, const Sketch &sketch,
-                                           const GpuTargetDesc &target, const SketchChoices &choices);
 
 /// What one launch of a scheduled kernel asks of the device, from the schedule tree.
 struct GpuLaunchShape {
@@ -61,17 +49,9 @@ GpuLaunchShape gpu_launch_shape(const ScheduleTree &tree);
 Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedule &schedule,
                                         const GpuTargetDesc &target);
 
-/// A valid schedule of `sketch` (the default schedule after 64 failed draws).
-Schedule sample_gpu_schedule(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
-                             std::mt19937_64 &rng, SamplerStats *stats = nullptr);
-/// `count` schedules, each from a GPU sketch drawn uniformly.
-std::vector<Schedule> sample_gpu_schedules(const ComputeDesc &compute, const GpuTargetDesc &target, int count,
-                                           std::mt19937_64 &rng, SamplerStats *stats = nullptr);
-/// default_gpu_choices of the first GPU sketch: the untuned GPU baseline. Every output is
-/// bound to the GPU; the schedule is empty only for a task with no output axes.
-Schedule default_gpu_schedule(const ComputeDesc &compute, const GpuTargetDesc &target);
-/// The default choices of every GPU sketch that builds and fits: the tuner measures each
-/// once before it relies on its cost model (a staged warp tile is rarely drawn whole).
-std::vector<Schedule> default_gpu_sketch_schedules(const ComputeDesc &compute, const GpuTargetDesc &target);
 
 }  // namespace tessel
+
+// The sampler and the writer of these sketches.
+#include "search/gpu/gpu_sampler.h"
+#include "search/gpu/gpu_sketch_schedule.h"

@@ -411,4 +411,18 @@ std::vector<Sketch> generate_sketches(const ComputeDesc &compute, const CpuTarge
   return sketches;
 }
 
+int64_t product_of(const std::vector<int64_t> &values) {
+  int64_t p = 1;
+  for (int64_t v : values) p *= v;
+  return p;
+}
+
+std::vector<AxisDesc> update_reduction_axes(const FuncDesc &func) {
+  std::vector<AxisDesc> r;
+  if (func.stages.size() > 1)
+    for (const AxisDesc &a : func.stages[1].axes)
+      if (a.reduction) r.push_back(a);
+  return r;
+}
+
 }  // namespace tessel

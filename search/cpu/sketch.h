@@ -155,5 +155,9 @@ RfactorAxes rfactor_axes(const FuncDesc &func);
 std::vector<int64_t> divisors(int64_t n);
 /// Divisors of n that are <= limit, ascending.
 std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
+/// The product of the values (1 for none).
+int64_t product_of(const std::vector<int64_t> &values);
+/// The reduction axes of a Func's update 0, innermost first (none without an update).
+std::vector<AxisDesc> update_reduction_axes(const FuncDesc &func);
 
 }  // namespace tessel

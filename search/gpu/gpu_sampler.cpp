@@ -12,20 +12,6 @@
 namespace tessel {
 namespace {
 
-int64_t product(const std::vector<int64_t> &v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
-std::vector<AxisDesc> reduction_axes(const FuncDesc &f) {
-  std::vector<AxisDesc> r;
-  if (f.stages.size() > 1)
-    for (const AxisDesc &a : f.stages[1].axes)
-      if (a.reduction) r.push_back(a);
-  return r;
-}
-
 /// Draws (or, without a generator, picks the default of) every parameter of a sketch.
 class GpuChooser {
  public:
@@ -91,7 +77,7 @@ class GpuChooser {
         regs[a] = draw(fits, fallback);
         accumulators *= regs[a];
       }
-      const int64_t block_threads = product(threads);
+      const int64_t block_threads = product_of(threads);
       const int64_t threaded_axes = std::count_if(threads.begin(), threads.end(), [](int64_t t) { return t > 1; });
       if (block_threads <= target_.max_threads_for(static_cast<int>(accumulators)) && threaded_axes <= 3 &&
           block_threads >= std::min<int64_t>(target_.warp_size, most_threads(out)))
@@ -112,7 +98,7 @@ class GpuChooser {
   }
 
   void anchor(const FuncDesc &f) {
-    for (const AxisDesc &r : reduction_axes(f)) {
+    for (const AxisDesc &r : update_reduction_axes(f)) {
       const std::vector<int64_t> options = values(f.name + ".reduce." + r.name);
       int64_t fallback = 1;
       for (int64_t d : options)

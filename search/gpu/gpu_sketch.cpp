@@ -10,14 +10,6 @@
 namespace tessel {
 namespace {
 
-std::vector<AxisDesc> reduction_axes(const FuncDesc &f) {
-  std::vector<AxisDesc> r;
-  if (f.stages.size() > 1)
-    for (const AxisDesc &a : f.stages[1].axes)
-      if (a.reduction) r.push_back(a);
-  return r;
-}
-
 Sketch make_sketch(const ComputeDesc &compute, const std::vector<std::pair<std::string, std::string>> &anchors,
                    const GpuTargetDesc &target) {
   Sketch sketch;
@@ -52,7 +44,7 @@ Sketch make_sketch(const ComputeDesc &compute, const std::vector<std::pair<std::
         }
         break;
       case FuncRule::GpuRegisterAnchor:
-        for (const AxisDesc &r : reduction_axes(f))
+        for (const AxisDesc &r : update_reduction_axes(f))
           add(f.name + ".reduce." + r.name, ParamKind::ReductionSplit, divisors_up_to(r.extent, 64));
         add(f.name + ".unroll_reduce", ParamKind::Unroll, {0, 1});
         break;

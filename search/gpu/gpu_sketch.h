@@ -1,6 +1,7 @@
 #pragma once
-// Sketch generation, sampling and the default schedule for NVIDIA GPUs (Ansor's GPU
-// sketches on tessel's schedule IR). The rules look at the same structure as the CPU ones
+// Sketch rules for NVIDIA GPUs (Ansor's GPU sketches on tessel's schedule IR) and the checks
+// every GPU schedule passes; gpu_sampler.h draws their parameters, gpu_sketch_schedule.h
+// writes their steps, as sketch.h, sampler.h and sketch_schedule.h do for the CPU. The rules look at the same structure as the CPU ones
 // (sketch.h: outputs, the reduction "anchor" each output applies its epilogue to):
 //
 //   gpu_tile       an output with an anchor: every axis is split into a block tile, the
@@ -8,6 +9,8 @@
 //                  loops are fused and bound to blocks, the thread loops fused and bound to
 //                  threads; the anchor is computed per thread, in registers, with its
 //                  reduction split (R R) around the unrolled register tile (S).
+//   gpu_warp_tile  an output with an anchor, one warp per block, operands staged in shared
+//                  memory (gpu_warp_tile.h); offered beside gpu_tile.
 //   gpu_injective  an output without anchor: all axes fused, an optional vector of
 //                  elements per thread, split into blocks of threads.
 //

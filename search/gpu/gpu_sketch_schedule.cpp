@@ -13,12 +13,6 @@
 namespace tessel {
 namespace {
 
-int64_t product(const std::vector<int64_t> &v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
 class GpuScheduleWriter : public SketchWriter {
  public:
   GpuScheduleWriter(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
@@ -82,7 +76,7 @@ class GpuScheduleWriter : public SketchWriter {
       if (tiles[a] < axis.extent || axis.extent == 1 || tiles[a] == 1) any_block = true;
       accumulators *= regs[a];
     }
-    const int64_t block_threads = product(threads);
+    const int64_t block_threads = product_of(threads);
     if (block_threads > target_.max_threads_for(static_cast<int>(accumulators)))
       reject_choice(out.name + ": " + std::to_string(block_threads) + " threads per block with " +
              std::to_string(accumulators) + " accumulators each exceed the register file");

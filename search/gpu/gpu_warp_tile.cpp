@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "search/loop_names.h"
+#include "search/sketch_writer.h"
 
 namespace tessel {
 namespace {
@@ -26,15 +27,6 @@ std::vector<int> register_axes(const FuncDesc &out, int lane) {
   return axes;
 }
 
-/// The anchor's update axes that are reductions, innermost first.
-std::vector<AxisDesc> reductions(const FuncDesc &anchor) {
-  std::vector<AxisDesc> r;
-  if (anchor.stages.size() > 1)
-    for (const AxisDesc &a : anchor.stages[1].axes)
-      if (a.reduction) r.push_back(a);
-  return r;
-}
-
 /// Stage sizes for the outermost reduction variable: divisors in [2, 32] below its extent.
 std::vector<int64_t> stage_sizes(int64_t extent) {
   std::vector<int64_t> sizes;
@@ -47,11 +39,6 @@ std::string register_param(const FuncDesc &out, int axis) {
   return out.name + ".warp.register." + out.pure_axes[axis].name;
 }
 
-int64_t get(const SketchChoices &choices, const std::string &name, int64_t fallback) {
-  auto it = choices.find(name);
-  return it == choices.end() ? fallback : it->second;
-}
-
 }  // namespace
 
 std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const std::string &out_name,
@@ -60,7 +47,7 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
   const FuncDesc *anchor = compute.find(anchor_name);
   if (!out || !anchor || anchor->stages.size() != 2 || anchor->pure_axes.size() != out->pure_axes.size()) return std::nullopt;
   const int lane = lane_axis(*out);
-  const std::vector<AxisDesc> r = reductions(*anchor);
+  const std::vector<AxisDesc> r = update_reduction_axes(*anchor);
   if (lane < 0 || r.empty() || stage_sizes(r.back().extent).empty()) return std::nullopt;
   // Every other output of the task must fit a warp-sized block too (its injective rule).
   Sketch sketch;
@@ -132,14 +119,14 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const ComputeDesc &compute, co
   static_cast<void>(compute);
   std::vector<ScheduleStep> steps;
   const int lane = lane_axis(out);
-  const std::vector<AxisDesc> r = reductions(anchor);
+  const std::vector<AxisDesc> r = update_reduction_axes(anchor);
   if (lane < 0 || r.empty() || anchor.pure_axes.size() != out.pure_axes.size())
     return make_error(out.name + ": no axis that 32 lanes divide, or an anchor without a reduction");
   const size_t n = out.pure_axes.size();
   std::vector<int64_t> regs(n, 1);
   int64_t accumulators = 1;
   for (size_t a = 0; a < n; ++a) {
-    regs[a] = get(choices, register_param(out, static_cast<int>(a)), 1);
+    regs[a] = choice_or(choices, register_param(out, static_cast<int>(a)), 1);
     const int64_t tile = regs[a] * (static_cast<int>(a) == lane ? kWarpTileLanes : 1);
     if (regs[a] < 1 || out.pure_axes[a].extent % tile != 0)
       return make_error(register_param(out, static_cast<int>(a)) + "=" + std::to_string(regs[a]) +
@@ -149,11 +136,11 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const ComputeDesc &compute, co
   if (accumulators > 64)
     return make_error(out.name + ": " + std::to_string(accumulators) + " accumulators per lane exceed 64");
   const AxisDesc &staged = r.back();
-  const int64_t kt = get(choices, anchor.name + ".warp.reduce." + staged.name, 16);
+  const int64_t kt = choice_or(choices, anchor.name + ".warp.reduce." + staged.name, 16);
   if (kt < 2 || kt >= staged.extent || staged.extent % kt != 0)
     return make_error(anchor.name + ".warp.reduce." + staged.name + "=" + std::to_string(kt) +
                       ": a stage must divide the reduction's " + std::to_string(staged.extent) + " and be smaller");
-  const bool vector = get(choices, anchor.name + ".warp.vector", 0) == 1 && regs[lane] > 1;
+  const bool vector = choice_or(choices, anchor.name + ".warp.vector", 0) == 1 && regs[lane] > 1;
 
   // The output: blocks of (32 x register tile) along the lane axis, register tiles along
   // the others; the block loops fused, the lane loop bound to gpu_lanes.

@@ -25,6 +25,7 @@
 #include "graph/fusion/fuse.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/schedule_benchmark.h"
+#include "tuner/random_cost_model.h"
 #include "tuner/tune_model.h"
 
 using namespace tessel;
@@ -106,7 +107,8 @@ Result<Curve> tune_curve(const std::string &kind, const std::string &spec, int a
   options.trials = trials;
   options.batch = batch;
   options.seed = 1 + arm;
-  options.use_cost_model = guided;
+  // The ablation: the same search ranking its candidates at random instead of by the model.
+  if (!guided) options.cost_model = std::make_shared<RandomCostModel>(options.seed);
   options.record_builtin = false;  // compare what each search found, not the hand schedule
   options.on_round = [&](int done, double latency) {
     curve.points.push_back({done, latency});

@@ -13,7 +13,7 @@
 #include "schedule/schedule_ir.h"
 #include "schedule/schedule_tree.h"
 #include "task/task.h"
-#include "tuner/cost_model.h"
+#include "tuner/xgb_cost_model.h"
 #include "tuner/features.h"
 #include "tuner/ranking_metrics.h"
 #include "tuner/tune_model.h"
@@ -125,7 +125,7 @@ PredictionSummary predict_held_out(const TuningDatabase &db, const std::vector<T
   const size_t train_count = std::clamp<size_t>(static_cast<size_t>(samples.size() * options.train_fraction), 1,
                                                 samples.size() - 1);
   const std::vector<CostSample> train(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(train_count));
-  CostModel model;  // the tuner's objective and settings
+  XgbCostModel model;  // the tuner's objective and settings
   const auto start = std::chrono::steady_clock::now();
   if (auto trained = model.train(train); !trained.ok()) {
     summary.note = "the cost model did not train: " + trained.error().message;

@@ -12,6 +12,7 @@
 #include "schedule/schedule_ir.h"
 #include "search/schedule_space.h"
 #include "tuner/cost_model.h"
+#include "tuner/search_policy.h"
 
 namespace tessel {
 
@@ -20,12 +21,6 @@ struct SearchOptions {
   int generations = 4;
   double crossover_fraction = 0.2;  // of each generation's children; the rest are mutations
   double epsilon = 0.2;             // share of a batch drawn at random instead of by score
-};
-
-struct Candidate {
-  Schedule schedule;
-  std::vector<float> features;
-  float score = 0;
 };
 
 /// The features of a schedule, or an empty vector when it does not replay.
@@ -38,6 +33,21 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const Sche
                                           const CostModel &model, const std::vector<Schedule> &seeds,
                                           const std::set<std::string> &measured, int batch,
                                           const SearchOptions &options, std::mt19937_64 &rng);
+
+/// propose_candidates as a SearchPolicy, with fixed options.
+class EvolutionarySearchPolicy final : public SearchPolicy {
+ public:
+  explicit EvolutionarySearchPolicy(SearchOptions options = {}) : options_(options) {}
+  std::vector<Candidate> propose(const ComputeDesc &compute, const ScheduleSpace &space, const CostModel &model,
+                                 const std::vector<Schedule> &seeds, const std::set<std::string> &measured, int batch,
+                                 std::mt19937_64 &rng) override {
+    return propose_candidates(compute, space, model, seeds, measured, batch, options_, rng);
+  }
+  std::string name() const override { return "evolutionary"; }
+
+ private:
+  SearchOptions options_;
+};
 
 /// A child taking each step from one parent or the other, when both parents have the same
 /// structure (same step kinds in the same order, as schedules of one sketch do); it must

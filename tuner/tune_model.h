@@ -4,6 +4,7 @@
 // later run (of this model or another sharing workloads) starts from what is there.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,11 @@ struct TuneOptions {
   SearchOptions search;
   /// Progress lines (one per round); nothing when empty.
   std::function<void(const std::string &)> log;
-  /// false: never train the cost model, so the search picks at random among the same
-  /// sketches (the ablation baseline).
-  bool use_cost_model = true;
+  /// The cost model the search ranks candidates with; null: a fresh XgbCostModel.
+  /// RandomCostModel is the ablation baseline (no learning).
+  std::shared_ptr<CostModel> cost_model;
+  /// How each round's candidates are chosen; null: EvolutionarySearchPolicy(search).
+  std::shared_ptr<SearchPolicy> search_policy;
   /// false: the built-in schedule is measured (as the reference) but not recorded, so the
   /// best record is the best *searched* schedule (for comparing searches).
   bool record_builtin = true;

@@ -1,5 +1,7 @@
 #include "tuner/tuning_session.h"
 
+#include "tuner/xgb_cost_model.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -43,6 +45,8 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
       db_(db),
       options_(options),
       space_(space_for(target_)),
+      model_(options.cost_model ? options.cost_model : std::make_shared<XgbCostModel>()),
+      policy_(options.search_policy ? options.search_policy : std::make_shared<EvolutionarySearchPolicy>(options.search)),
       rng_(options.seed),
       budget_(options.trials),
       start_(std::chrono::steady_clock::now()) {}
@@ -68,7 +72,7 @@ Result<void> TuningSession::prepare_tasks() {
     options_.log("tuning " + std::to_string(states_.size()) + " tasks (" +
                  std::to_string(workloads.size() - states_.size()) + " skipped) for " + target_text_ + ", " +
                  std::to_string(options_.trials) + " trials");
-  if (options_.use_cost_model) retrain();
+  retrain();
   scheduler_.emplace(progress_);
   return {};
 }
@@ -147,7 +151,7 @@ Result<bool> TuningSession::run_round() {
   scheduler_->record_round(t, static_cast<int>(results.size()), round_best);
   summary_.tasks[state.summary_row].trials += static_cast<int>(results.size());
   clock.train = std::chrono::steady_clock::now();
-  if (options_.use_cost_model) retrain();
+  retrain();
   clock.end = std::chrono::steady_clock::now();
   if (options_.on_round) options_.on_round(options_.trials - budget_, scheduler_->estimated_latency());
   log_round(t, clock);
@@ -163,7 +167,7 @@ Result<std::vector<Candidate>> TuningSession::propose(const TaskState &state, in
       if (auto s = parse_schedule(r.schedule_text); s.ok()) seeds.push_back(s.value());
   const ComputeDesc &compute = state.task.compute;
   std::vector<Candidate> candidates =
-      propose_candidates(compute, space_, model_, seeds, measured, batch, options_.search, rng_);
+      policy_->propose(compute, space_, *model_, seeds, measured, batch, rng_);
   // The defaults (each sketch's, the built-in one first) go in front until measured.
   const std::vector<Schedule> starts = space_.starting_points(compute);
   for (auto start = starts.rbegin(); start != starts.rend(); ++start) {
@@ -213,7 +217,7 @@ void TuningSession::retrain() {
     samples.push_back({r.workload_key, *r.features, seconds > 0 ? 1.0 / seconds : 0.0});
   }
   // A failed training keeps the previous model; the search only loses guidance.
-  if (samples.size() >= 8) (void)model_.train(samples);
+  if (samples.size() >= 8) (void)model_->train(samples);
 }
 
 void TuningSession::log_round(int t, const RoundClock &clock) {

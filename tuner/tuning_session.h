@@ -13,6 +13,7 @@
 
 #include "search/schedule_space.h"
 #include "tuner/cost_model.h"
+#include "tuner/search_policy.h"
 #include "tuner/evolutionary_search.h"
 #include "tuner/measure.h"
 #include "tuner/task_scheduler.h"
@@ -63,7 +64,8 @@ class TuningSession {
   TuningDatabase &db_;
   const TuneOptions &options_;
   const ScheduleSpace space_;
-  CostModel model_;
+  std::shared_ptr<CostModel> model_;
+  std::shared_ptr<SearchPolicy> policy_;
   std::mt19937_64 rng_;
   std::vector<TaskState> states_;
   std::vector<TaskProgress> progress_;

@@ -11,7 +11,7 @@
 #include "search/schedule_space.h"
 #include "tests/support/task_test_util.h"
 #include "tuner/benchmark_problems.h"
-#include "tuner/cost_model.h"
+#include "tuner/xgb_cost_model.h"
 #include "tuner/evolutionary_search.h"
 #include "tuner/measure.h"
 
@@ -265,7 +265,7 @@ TEST_CASE("the GPU search space proposes and mutates only schedules the device c
   CHECK(space.gpu());
   CHECK(space.parallelism() == 132);
   std::mt19937_64 rng(3);
-  CostModel untrained;
+  XgbCostModel untrained;
   SearchOptions options;
   options.population = 48;
   options.generations = 2;

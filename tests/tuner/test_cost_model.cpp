@@ -19,7 +19,7 @@
 #include "tests/support/schedule_selfcheck_conv.h"
 #include "tests/support/task_test_util.h"
 #include "tuner/benchmark_problems.h"
-#include "tuner/cost_model.h"
+#include "tuner/xgb_cost_model.h"
 #include "tuner/features.h"
 #include "tuner/ranking_metrics.h"
 #include "tuner/schedule_benchmark.h"
@@ -238,7 +238,7 @@ TEST_CASE("throughputs are normalized per workload", "[cost_model]") {
 }
 
 TEST_CASE("an untrained cost model scores every row 0", "[cost_model]") {
-  CostModel model;
+  XgbCostModel model;
   CHECK_FALSE(model.trained());
   CHECK(model.feature_width() == 0);
   auto scores = model.predict({{1, 2, 3}, {4, 5, 6}});
@@ -250,7 +250,7 @@ TEST_CASE("an untrained cost model scores every row 0", "[cost_model]") {
 }
 
 TEST_CASE("cost model training rejects inconsistent samples", "[cost_model]") {
-  CostModel model;
+  XgbCostModel model;
   CHECK(model.train({}).error().message.find("no samples") != std::string::npos);
   auto widths = model.train({{"a", {1, 2}, 1}, {"a", {1, 2, 3}, 2}});
   REQUIRE_FALSE(widths.ok());
@@ -280,7 +280,7 @@ TEST_CASE("the cost model learns a known ranking across workloads", "[cost_model
   for (CostObjective objective : {CostObjective::PairwiseRanking, CostObjective::SquaredError}) {
     CostModelOptions options;
     options.objective = objective;
-    CostModel model(options);
+    XgbCostModel model(options);
     const auto start = std::chrono::steady_clock::now();
     auto trained = model.train(train);
     const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -310,7 +310,7 @@ TEST_CASE("a saved cost model loads and predicts the same", "[cost_model]") {
   CostModelOptions options;
   options.objective = CostObjective::SquaredError;
   options.rounds = 20;
-  CostModel model(options);
+  XgbCostModel model(options);
   REQUIRE(model.train(samples).ok());
   std::vector<std::vector<float>> rows;
   for (int i = 0; i < 10; ++i) rows.push_back(samples[static_cast<size_t>(i)].features);
@@ -320,7 +320,7 @@ TEST_CASE("a saved cost model loads and predicts the same", "[cost_model]") {
   auto saved = model.save(path);
   INFO((saved.ok() ? std::string() : saved.error().message));
   REQUIRE(saved.ok());
-  auto loaded = CostModel::load(path);
+  auto loaded = XgbCostModel::load(path);
   INFO((loaded.ok() ? std::string() : loaded.error().message));
   REQUIRE(loaded.ok());
   CHECK(loaded->trained());
@@ -329,13 +329,13 @@ TEST_CASE("a saved cost model loads and predicts the same", "[cost_model]") {
   CHECK(loaded->predict(rows).value() == before);
   std::remove(path.c_str());
 
-  auto missing = CostModel::load(temporary_path("no_such_model.json"));
+  auto missing = XgbCostModel::load(temporary_path("no_such_model.json"));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("cannot open") != std::string::npos);
 
   const std::string garbage = temporary_path("garbage_model.json");
   std::ofstream(garbage) << "{\"not\": \"a model\"";
-  auto corrupt = CostModel::load(garbage);
+  auto corrupt = XgbCostModel::load(garbage);
   REQUIRE_FALSE(corrupt.ok());
   CHECK(corrupt.error().message.find(garbage) != std::string::npos);
   CHECK(corrupt.error().message.find("Stack trace") == std::string::npos);
@@ -347,7 +347,7 @@ TEST_CASE("cost model predictions continue while it retrains", "[cost_model]") {
   const std::vector<CostSample> samples = synthetic_samples("w", 100, 1.0, rng);
   CostModelOptions options;
   options.rounds = 10;
-  CostModel model(options);
+  XgbCostModel model(options);
   REQUIRE(model.train(samples).ok());
   std::vector<std::vector<float>> rows;
   for (const CostSample &s : samples) rows.push_back(s.features);
@@ -372,7 +372,7 @@ TEST_CASE("cost model prediction speed", "[cost_model]") {
     samples.push_back({"matmul", f, slot(f, "anchor.vector_width") * noise(rng)});
     rows.push_back(std::move(f));
   }
-  CostModel model;
+  XgbCostModel model;
   REQUIRE(model.train(samples).ok());
   std::vector<std::vector<float>> batch;
   while (batch.size() < 10000) batch.push_back(rows[batch.size() % rows.size()]);
@@ -449,7 +449,7 @@ TEST_CASE("the cost model ranks measured matmul schedules it has not seen", "[co
         rows.push_back(samples[i].features);
         actual.push_back(samples[i].throughput);
       }
-      CostModel model(model_options);
+      XgbCostModel model(model_options);
       REQUIRE(model.train(train).ok());
       auto scores = model.predict(rows);
       REQUIRE(scores.ok());

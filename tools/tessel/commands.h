@@ -7,6 +7,7 @@
 #include "base/result.h"
 #include "executor/load_model.h"
 #include "graph/ir/graph.h"
+#include "peers/bench_tasks.h"
 
 namespace tessel {
 
@@ -46,16 +47,7 @@ int print_task_schedule(const Graph &graph, int task_index, const std::string &s
                         const std::string &target);
 
 struct BenchOptions {
-  OptimizeOptions optimize;
-  std::string kind;   // a kernel kind (matmul, conv, ...), or a model.onnx path
-  std::string spec;   // the kernel's sizes (see tuner/benchmark_problems.h)
-  std::string task_key;  // --task KEY: a workload of the database instead
-  bool bias_relu = false;                 // matmul/conv/depthwise: fuse a bias add and a ReLU
-  std::vector<std::string> chain;         // elementwise steps (default add,relu,mul)
-  std::string target = "llvm";
-  std::string db_path = "tessel.db";
-  int trials = 0;     // > 0: tune first, until each kernel has this many searched records
-  double time_budget_seconds = 0;  // > 0: ... or until this many seconds of tuning have passed
+  BenchRequest request;         // what to time, and tuning first
   std::vector<std::string> vs;  // peers; empty: all (default, adams2019, onednn, openblas)
   int threads = 0;    // 0: every core
   int rounds = 5;

@@ -93,19 +93,19 @@ int main(int argc, char **argv) {
   tessel::BenchOptions bench;
   CLI::App *bench_cmd = app.add_subcommand(
       "bench", "Time a kernel (or every task of a model) against OpenBLAS, oneDNN, Halide's Adams2019 and the default schedule");
-  bench_cmd->add_option("kernel", bench.kind,
+  bench_cmd->add_option("kernel", bench.request.kind,
                         "matmul, conv, depthwise, softmax, layernorm, reduce_sum|mean|max, elementwise; or model.onnx");
-  bench_cmd->add_option("sizes", bench.spec,
+  bench_cmd->add_option("sizes", bench.request.spec,
                         "matmul MxNxK or BxMxNxK; conv N,C,H,W,K,R,S[,stride[,pad[,groups]]]; depthwise "
                         "N,C,H,W,R,S[,stride[,pad]]; others AxB[x...]");
-  bench_cmd->add_option("--task", bench.task_key, "a workload key of the database instead of a kernel");
-  bench_cmd->add_flag("--bias-relu", bench.bias_relu, "matmul/conv/depthwise: fuse a bias add and a ReLU");
-  bench_cmd->add_option("--chain", bench.chain, "elementwise steps, e.g. add,relu,mul (default)")->delimiter(',');
-  bench_cmd->add_option("--target", bench.target, "compilation target (llvm)");
-  bench_cmd->add_option("--db", bench.db_path, "tuning database (default ./tessel.db)");
-  bench_cmd->add_option("--trials", bench.trials, "tune first, until each kernel has this many searched records")
+  bench_cmd->add_option("--task", bench.request.task_key, "a workload key of the database instead of a kernel");
+  bench_cmd->add_flag("--bias-relu", bench.request.bias_relu, "matmul/conv/depthwise: fuse a bias add and a ReLU");
+  bench_cmd->add_option("--chain", bench.request.chain, "elementwise steps, e.g. add,relu,mul (default)")->delimiter(',');
+  bench_cmd->add_option("--target", bench.request.target, "compilation target (llvm)");
+  bench_cmd->add_option("--db", bench.request.db_path, "tuning database (default ./tessel.db)");
+  bench_cmd->add_option("--trials", bench.request.trials, "tune first, until each kernel has this many searched records")
       ->check(CLI::NonNegativeNumber);
-  bench_cmd->add_option("--time-budget", bench.time_budget_seconds, "with --trials: seconds of tuning at most")
+  bench_cmd->add_option("--time-budget", bench.request.time_budget_seconds, "with --trials: seconds of tuning at most")
       ->check(CLI::PositiveNumber);
   bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
   bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(CLI::PositiveNumber);
@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
   bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(CLI::PositiveNumber);
   bench_cmd->add_flag("--remeasure-peak", bench.remeasure_peak, "measure the machine's peaks again instead of the cache");
   bench_cmd->add_flag("--json", bench.json, "machine-readable output");
-  add_optimize_flags(bench_cmd, bench.optimize);
+  add_optimize_flags(bench_cmd, bench.request.optimize);
   bench.argv = argv;
 
   tessel::ReportOptions report;

@@ -1,0 +1,166 @@
+// What `tessel bench` times and where its tuned kernels come from: the tasks of one kernel,
+// of one database workload or of a model; tuning them first; picking each one's record.
+#include "peers/bench_tasks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "graph/fusion/fuse.h"
+#include "graph/fusion/workload_graph.h"
+#include "tuner/benchmark_problems.h"
+#include "tuner/kernel_timing.h"
+#include "tuner/tune_model.h"
+
+namespace tessel {
+namespace {
+
+bool file_exists(const std::string &path) { return std::filesystem::exists(path); }
+
+}  // namespace
+
+/// The kernels to time: one kernel, one database workload, or every task of a model.
+Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, std::shared_ptr<const Graph> &tuning_graph) {
+  std::vector<BenchTask> tasks;
+  auto add = [&](std::shared_ptr<const Graph> graph, const FusedGroup &group, std::string label, int weight) -> Result<void> {
+    auto instance = make_task(graph, group);
+    if (!instance.ok()) return make_error(label + ": " + instance.error().message);
+    BenchTask task;
+    task.label = std::move(label);
+    task.workload_key = workload_key(*graph, group);
+    task.ops = group_ops_text(*graph, group);
+    task.weight = weight;
+    task.task = std::move(instance.value());
+    tasks.push_back(std::move(task));
+    return {};
+  };
+  if (!options.task_key.empty()) {
+    if (!options.kind.empty()) return make_error("--task takes no kernel or model argument");
+    if (!file_exists(options.db_path)) return make_error("--task needs a tuning database; " + options.db_path + " does not exist");
+    auto db = TuningDatabase::open(options.db_path);
+    if (!db.ok()) return db.error();
+    auto text = db->workload_text(options.task_key);
+    if (!text.ok()) return text.error();
+    if (!text.value()) return make_error(options.db_path + " has no workload " + options.task_key);
+    auto rebuilt = graph_from_workload_text(**text);
+    if (!rebuilt.ok()) return make_error("workload " + options.task_key + ": " + rebuilt.error().message);
+    tuning_graph = rebuilt->graph;
+    auto added = add(rebuilt->graph, rebuilt->group, "task " + options.task_key, 1);
+    if (!added.ok()) return added.error();
+    return tasks;
+  }
+  if (options.kind.empty()) return make_error("bench needs a kernel and its sizes, a model.onnx, or --task KEY");
+  const bool is_model = options.kind.size() > 5 && options.kind.substr(options.kind.size() - 5) == ".onnx";
+  if (is_model) {
+    if (!options.spec.empty()) return make_error("a model takes no sizes (got '" + options.spec + "')");
+    OptimizeOptions optimize = options.optimize;
+    optimize.target = options.target;
+    auto graph = load_optimized_model(options.kind, optimize);
+    if (!graph.ok()) return graph.error();
+    auto shared = std::make_shared<const Graph>(std::move(graph.value()));
+    tuning_graph = shared;
+    const std::vector<Workload> model_tasks = distinct_workloads(*shared, partition_graph(*shared));
+    for (size_t i = 0; i < model_tasks.size(); ++i) {
+      const Workload &t = model_tasks[i];
+      const Shape &out = shared->tensors[shared->node_outputs[t.group.nodes.back()].at(0)].type.shape;
+      auto added = add(shared, t.group, "task " + std::to_string(i) + ": " + group_ops_text(*shared, t.group) + " -> " +
+                                            shape_to_string(out), t.weight);
+      if (!added.ok()) std::fprintf(stderr, "tessel bench: skipping %s\n", added.error().message.c_str());
+    }
+    if (tasks.empty()) return make_error(options.kind + " has no task tessel can compile");
+    return tasks;
+  }
+  if (options.spec.empty()) return make_error(options.kind + " needs its sizes");
+  BenchmarkGraphOptions graph_options;
+  graph_options.bias_relu = options.bias_relu;
+  if (!options.chain.empty()) graph_options.chain = options.chain;
+  auto built = make_benchmark_graph(options.kind, options.spec, graph_options);
+  if (!built.ok()) return built.error();
+  OptimizeOptions optimize = options.optimize;
+  optimize.target = options.target;
+  // One conv in NCHW, as its peers get it: channels-last would wrap it in two Transposes
+  // (a CPU pass; GPU targets do not run it).
+  if (options.target.rfind("cuda", 0) != 0) optimize.skip.push_back("channels_last_conv");
+  auto graph = optimize_as_told(*built.value(), optimize);
+  if (!graph.ok()) return graph.error();
+  auto shared = std::make_shared<const Graph>(std::move(graph.value()));
+  tuning_graph = shared;
+  const std::vector<FusedGroup> groups = partition_graph(*shared);
+  if (groups.size() != 1) return make_error("the " + options.kind + " benchmark graph does not fuse into one kernel");
+  std::string label = options.kind + " " + options.spec;
+  if (options.bias_relu) label += " +bias+relu";
+  auto added = add(shared, groups.front(), label, 1);
+  if (!added.ok()) return added.error();
+  return tasks;
+}
+
+/// Tunes until every kernel has `trials` searched records (a model: `trials` for the model).
+Result<void> tune_bench_tasks(const BenchRequest &options, const Graph &graph, const std::vector<BenchTask> &tasks,
+                        const Target &target, TuningDatabase &db) {
+  int missing = options.trials;
+  if (tasks.size() == 1) {
+    auto hashes = db.measured_hashes(tasks[0].workload_key, target.to_string());
+    if (!hashes.ok()) return hashes.error();
+    missing = options.trials - static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+  }
+  if (missing <= 0) return {};
+  TuneOptions tune;
+  tune.trials = missing;
+  tune.time_budget_seconds = options.time_budget_seconds;
+  tune.batch = std::max(8, static_cast<int>(std::thread::hardware_concurrency()));  // every builder busy
+  tune.log = [](const std::string &line) { std::fprintf(stderr, "tessel tune: %s\n", line.c_str()); };
+  auto summary = tune_model(graph, target, db, tune);
+  if (!summary.ok()) return summary.error();
+  std::fprintf(stderr, "tessel bench: tuned %d candidates in %.0f s\n", summary->measured, summary->wall_seconds);
+  return {};
+}
+
+/// The task's best record: of the database's three fastest, the one fastest here and now
+/// (a record's median is the luckiest of many draws). Runs kernels in this process, so it
+/// comes after all tuning (tuning forks workers, which a live Halide thread pool forbids).
+Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target) {
+  const std::string target_text = target.to_string();
+  auto hashes = db.measured_hashes(task.workload_key, target_text);
+  if (!hashes.ok()) return hashes.error();
+  const int searched = static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+  auto top = db.top_k(task.workload_key, target_text, 3);
+  if (!top.ok()) return top.error();
+  if (top->empty()) {
+    task.tuned_source = searched > 0 ? std::to_string(searched) + " records, none ran" : "no record in the database";
+    return {};
+  }
+  if (top->front().schedule_text.empty()) {
+    task.tuned_source = "the default schedule is the best of " + std::to_string(searched) + " searched records";
+    return {};
+  }
+  const std::vector<Tensor> inputs = task_inputs(task.task, 7);
+  double best_seconds = std::numeric_limits<double>::infinity();
+  std::string best_hash;
+  for (const TuningRecord &record : top.value()) {
+    if (record.schedule_text.empty()) continue;
+    auto schedule = parse_schedule(record.schedule_text);
+    if (!schedule.ok()) continue;
+    auto kernel = compile_task(task.task, &schedule.value(), target);
+    if (!kernel.ok()) continue;
+    TimingOptions quick;
+    quick.warmup_runs = 1;
+    quick.min_runs = 3;
+    quick.min_seconds = 0.05;
+    auto timing = time_task(kernel.value(), task.task, inputs, quick);
+    if (timing.ok() && timing->median < best_seconds) {
+      best_seconds = timing->median;
+      task.tuned = kernel.value();
+      best_hash = record.schedule_hash;
+    }
+  }
+  if (!task.tuned) {
+    task.tuned_source = "none of the best records compiles now";
+    return {};
+  }
+  task.tuned_source = "record " + best_hash.substr(0, 8) + ", fastest here of the top " + std::to_string(top->size()) +
+                      " of " + std::to_string(searched) + " searched records";
+  return {};
+}
+
+}  // namespace tessel

@@ -9,7 +9,7 @@
 
 namespace tessel {
 
-Result<std::unique_ptr<BestRecordSource>> open_best_record_source(const std::string &path) {
+Result<std::unique_ptr<BestRecordSource>> open_best_record_source(const std::string &path, RecordFileKind kind) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": cannot open tuning records (" + std::strerror(errno) + ")");
   // Every SQLite database starts with these 16 bytes.
@@ -17,7 +17,7 @@ Result<std::unique_ptr<BestRecordSource>> open_best_record_source(const std::str
   char head[16] = {};
   in.read(head, sizeof(head));
   const bool is_database = in.gcount() == sizeof(head) && std::memcmp(head, kSqliteMagic, sizeof(head)) == 0;
-  if (is_database) {
+  if (is_database || kind == RecordFileKind::Database) {
     DatabaseOpenOptions options;
     options.read_only = true;
     auto db = TuningDatabase::open(path, options);

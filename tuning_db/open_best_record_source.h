@@ -9,8 +9,14 @@
 
 namespace tessel {
 
+/// What the user said the file is: `--db` a database, `--log` a tuning log, or either.
+enum class RecordFileKind { Either, Database, Log };
+
 /// An SQLite file opens as a TuningDatabase (read-only: deploying never writes), anything
-/// else is read as a tuning log. Errors name the file.
-Result<std::unique_ptr<BestRecordSource>> open_best_record_source(const std::string &path);
+/// else is read as a tuning log. A file named as a database is opened as one, so that one
+/// that is not says "file is not a database" rather than failing as a log would. Errors
+/// name the file.
+Result<std::unique_ptr<BestRecordSource>> open_best_record_source(const std::string &path,
+                                                                  RecordFileKind kind = RecordFileKind::Either);
 
 }  // namespace tessel

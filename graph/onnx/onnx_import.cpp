@@ -1,6 +1,7 @@
 #include "graph/onnx/onnx_import.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
@@ -78,6 +79,27 @@ class GraphImporter {
   }
 
  private:
+  /// A declared shape a tensor can have: no negative dimension, an element count and a
+  /// size in bytes that 64 bits hold and no machine's memory is short of by a factor of
+  /// thousands (2^48 bytes). These used to abort or wrap around far from the model.
+  static void check_declared_shape(const std::string &name, const TensorType &type) {
+    constexpr int64_t kMostBytes = int64_t{1} << 48;
+    const int64_t element_bytes = type.dtype == DType::Undefined ? 1 : static_cast<int64_t>(dtype_size(type.dtype));
+    int64_t elements = 1;
+    bool overflow = false;
+    for (int64_t d : type.shape) {
+      if (d == kUnknownDim) continue;
+      if (d < 0)
+        throw TesselException("value '" + name + "' declares a negative dimension (" + std::to_string(d) + ")");
+      if (d != 0 && elements > std::numeric_limits<int64_t>::max() / d) overflow = true;
+      else elements *= d;
+    }
+    if (overflow || elements > kMostBytes / element_bytes)
+      throw TesselException("value '" + name + "' declares a shape " + shape_to_string(type.shape) + " that is too large (" +
+                            (overflow ? std::string("its element count overflows 64 bits")
+                                      : std::to_string(elements) + " elements") + ")");
+  }
+
   TensorType value_info_type(const onnx::ValueInfoProto &vi) {
     // A value with no type at all (allowed inside bodies) is simply not known yet.
     if (vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return TensorType{DType::Undefined, {}, false};
@@ -93,6 +115,7 @@ class GraphImporter {
     }
     for (const auto &dim : tt.shape().dim())
       type.shape.push_back(dim.has_dim_value() ? dim.dim_value() : kUnknownDim);
+    check_declared_shape(vi.name(), type);
     return type;
   }
 

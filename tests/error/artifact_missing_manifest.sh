@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # An artifact without manifest.json: the message should name it.
-# EXPECTED TO FAIL: today "a.tsl: the file is empty", which does not name manifest.json.
 source "$(dirname "$0")/error_test_lib.sh"
 artifact_copy a.tsl
 rm a.tsl/manifest.json

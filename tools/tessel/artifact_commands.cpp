@@ -19,10 +19,20 @@
 namespace tessel {
 
 bool is_artifact_path(const std::string &path) {
-  return std::filesystem::is_directory(path) && std::filesystem::exists(std::filesystem::path(path) / "manifest.json");
+  // A model is one file: any directory is taken for an artifact, and told what it lacks.
+  return std::filesystem::is_directory(path);
 }
 
 namespace {
+
+/// An artifact directory has its manifest; a directory without one is named as such
+/// (read as a model file, it was "the file is empty").
+Result<void> check_artifact_directory(const std::string &path) {
+  if (!std::filesystem::exists(std::filesystem::path(path) / "manifest.json"))
+    return make_error(ErrorKind::InvalidInput,
+                      path + " is a directory but not a tessel artifact: it has no manifest.json");
+  return {};
+}
 
 /// The artifact's inputs from `NAME=file.npy` / `file.npy` specs, or seeded random ones.
 Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptions &options,
@@ -122,6 +132,7 @@ void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
 }  // namespace
 
 int run_artifact_command(const RunOptions &options) {
+  if (auto artifact = check_artifact_directory(options.model_path); !artifact.ok()) return fail(artifact.error().message);
   if (!options.db_path.empty()) return fail("--db applies when compiling; an artifact already holds its schedules");
   ModuleOptions load_options;
   load_options.threads = options.threads;
@@ -203,6 +214,7 @@ int run_artifact_command(const RunOptions &options) {
 }
 
 int inspect_artifact_command(const InspectOptions &options) {
+  if (auto artifact = check_artifact_directory(options.model_path); !artifact.ok()) return fail(artifact.error().message);
   const std::string path = (std::filesystem::path(options.model_path) / "manifest.json").string();
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

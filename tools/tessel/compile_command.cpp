@@ -84,7 +84,9 @@ int compile_command(const CompileCommandOptions &options) {
   std::shared_ptr<BestRecordSource> source;
   if (!records.empty()) {
     if (!std::filesystem::exists(records)) return fail("tuning records '" + records + "' do not exist");
-    auto opened = open_best_record_source(records);
+    // --db names a database: one that is not says so (read as a log, it failed as a log).
+    auto opened = open_best_record_source(records, options.log_path.empty() ? RecordFileKind::Database
+                                                                              : RecordFileKind::Either);
     if (!opened.ok()) return fail(opened.error().message);
     source = std::move(opened.value());
   } else {

@@ -8,6 +8,34 @@
 #include "tools/tessel/commands.h"
 #include "tools/tessel/db_options.h"
 
+namespace {
+
+/// CLI11's PositiveNumber says "Value 0 not in range 0.000000 to 1.79e308": say what is allowed.
+const CLI::Validator kPositive(
+    [](std::string &text) -> std::string {
+      try {
+        size_t used = 0;
+        const double value = std::stod(text, &used);
+        if (used == text.size() && value > 0) return "";
+      } catch (const std::exception &) {
+      }
+      return "must be a number greater than 0 (at least 1 for counts), not '" + text + "'";
+    },
+    "> 0");
+const CLI::Validator kNonNegative(
+    [](std::string &text) -> std::string {
+      try {
+        size_t used = 0;
+        const double value = std::stod(text, &used);
+        if (used == text.size() && value >= 0) return "";
+      } catch (const std::exception &) {
+      }
+      return "must be a number of 0 or more, not '" + text + "'";
+    },
+    ">= 0");
+
+}  // namespace
+
 int main(int argc, char **argv) {
   CLI::App app{"tessel: tensor-program scheduler and auto-tuner"};
   app.require_subcommand(1);
@@ -18,8 +46,8 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--input,-i", run.inputs, "NAME=file.npy (or file.npy, positional); random inputs when none")
       ->take_all();
   run_cmd->add_option("--output-dir,-o", run.output_dir, "write <output name>.npy per graph output here");
-  run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after one warm-up run")->check(CLI::PositiveNumber);
-  run_cmd->add_option("--threads,-t", run.threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after one warm-up run")->check(kPositive);
+  run_cmd->add_option("--threads,-t", run.threads, "worker threads (default: all cores)")->check(kPositive);
   run_cmd->add_option("--seed", run.seed, "seed for random inputs");
   run_cmd->add_option("--target", run.target, "compilation target (llvm)");
   run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
@@ -56,19 +84,19 @@ int main(int argc, char **argv) {
   tune_cmd->add_option("--op", tune.op, "tune one kernel instead of a model: matmul or conv");
   tune_cmd->add_option("--shape", tune.shape, "with --op: MxNxK, or N,C,H,W,K,R,S[,stride[,pad]] for conv");
   tune_cmd->add_option("--timeout-ms", tune.timeout_ms, "a candidate that runs longer is recorded as a timeout")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   tune_cmd->add_option("--min-repeat-ms", tune.min_repeat_ms, "time each candidate for at least this long (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
-  tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(kPositive);
   tune_cmd->add_option("--time-budget", tune.time_budget_seconds,
                        "seconds: no round starts after this long (the trials still cap the run)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");
-  tune_cmd->add_option("--batch", tune.batch, "candidates measured per round (default: one per builder, at least 8)")->check(CLI::PositiveNumber);
-  tune_cmd->add_option("--jobs,-j", tune.jobs, "parallel builders (default: one per core)")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--batch", tune.batch, "candidates measured per round (default: one per builder, at least 8)")->check(kPositive);
+  tune_cmd->add_option("--jobs,-j", tune.jobs, "parallel builders (default: one per core)")->check(kPositive);
   tune_cmd->add_option("--threads,-t", tune.threads, "threads a kernel runs with (default: all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   tune_cmd->add_option("--seed", tune.seed, "search seed");
   add_optimize_flags(tune_cmd, tune.optimize);
 
@@ -104,13 +132,13 @@ int main(int argc, char **argv) {
   bench_cmd->add_option("--target", bench.request.target, "compilation target (llvm)");
   bench_cmd->add_option("--db", bench.request.db_path, "tuning database (default ./tessel.db)");
   bench_cmd->add_option("--trials", bench.request.trials, "tune first, until each kernel has this many searched records")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   bench_cmd->add_option("--time-budget", bench.request.time_budget_seconds, "with --trials: seconds of tuning at most")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
-  bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(CLI::PositiveNumber);
-  bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(CLI::PositiveNumber);
-  bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(kPositive);
+  bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(kPositive);
+  bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(kPositive);
   bench_cmd->add_flag("--remeasure-peak", bench.remeasure_peak, "measure the machine's peaks again instead of the cache");
   bench_cmd->add_flag("--json", bench.json, "machine-readable output");
   add_optimize_flags(bench_cmd, bench.request.optimize);
@@ -128,6 +156,18 @@ int main(int argc, char **argv) {
   tessel::DbOptions db;
   CLI::App *db_cmd = tessel::add_db_command(app, db);
 
+  // CLI11 answers an unknown first word with "A subcommand is required", naming nothing.
+  std::string known;
+  bool is_known = false;
+  for (const CLI::App *sub : app.get_subcommands({})) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    if (argc > 1 && sub->get_name() == argv[1]) is_known = true;
+  }
+  if (argc > 1 && argv[1][0] != '-' && !is_known) {
+    std::fprintf(stderr, "tessel: unknown subcommand '%s' (one of: %s)\nRun with --help for more information.\n", argv[1],
+                 known.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -215,6 +215,8 @@ struct Module::Impl {
   Result<void> load(const std::string &path, const ModuleOptions &options);
   Result<void> check_manifest();
   Result<void> check_file(const ArtifactFile &file, const char *role);
+  /// The file, with every symbolic link resolved, lies inside the artifact directory.
+  Result<void> check_inside(const std::string &full) const;
   Result<void> open_library(const std::string &file, const ModuleOptions &options);
   Result<void> check_plan_fits(const ExecutionPlan &plan) const;
   Result<void> build_steps(const ExecutionPlan &plan);
@@ -254,6 +256,18 @@ Result<void> Module::Impl::check_manifest() {
   return {};
 }
 
+Result<void> Module::Impl::check_inside(const std::string &full) const {
+  // Through a symbolic link among its folders, a relative path can still lead outside.
+  char *real_dir = ::realpath(directory.c_str(), nullptr);
+  char *real_file = ::realpath(full.c_str(), nullptr);
+  const std::string dir = real_dir ? std::string(real_dir) + "/" : std::string();
+  const bool inside = real_dir && real_file && std::string(real_file).rfind(dir, 0) == 0;
+  std::free(real_dir);
+  std::free(real_file);
+  if (!inside) return make_error(full + ": resolves to a file outside the artifact directory");
+  return {};
+}
+
 Result<void> Module::Impl::check_file(const ArtifactFile &file, const char *role) {
   // Paths stay inside the artifact: a manifest must not point the runtime elsewhere.
   const std::string &p = file.path;
@@ -262,10 +276,13 @@ Result<void> Module::Impl::check_file(const ArtifactFile &file, const char *role
     return fail("manifest.json: the " + std::string(role) + " file path \"" + p + "\" must be relative, inside the artifact");
   const std::string full = join_path(directory, p);
   struct stat st;
-  if (::stat(full.c_str(), &st) != 0)
+  if (::lstat(full.c_str(), &st) != 0)
     return make_error(full + ": " + (errno == ENOENT ? std::string("missing") : std::strerror(errno)) + " (the artifact's " +
                       role + " file, listed in manifest.json)");
+  // A symbolic link could make the runtime read or dlopen a file outside the artifact.
+  if (S_ISLNK(st.st_mode)) return make_error(full + ": a symbolic link; an artifact's files must be regular files inside it");
   if (!S_ISREG(st.st_mode)) return make_error(full + ": not a regular file");
+  if (Result<void> inside = check_inside(full); !inside.ok()) return inside;
   if (st.st_size != file.bytes)
     return fail("truncated or modified: " + p + " has " + std::to_string(st.st_size) + " bytes, the manifest says " +
                 std::to_string(file.bytes));
@@ -454,8 +471,10 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
 
   // manifest.json: what it is and whether this runtime can run it here.
   const std::string manifest_path = join_path(path, "manifest.json");
-  if (::stat(manifest_path.c_str(), &st) != 0)
+  if (::lstat(manifest_path.c_str(), &st) != 0)
     return make_error(manifest_path + ": " + (errno == ENOENT ? std::string("missing (not a tessel artifact?)") : std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return make_error(manifest_path + ": not a regular file" + (S_ISLNK(st.st_mode) ? " (a symbolic link)" : ""));
   Result<std::string> text = read_file(manifest_path, static_cast<size_t>(st.st_size));
   if (!text.ok()) return text.error();
   manifest_text = std::move(text).value();

@@ -77,6 +77,18 @@ Result<Tensor> read_npy(const std::string &path) {
       return make_error(path + ": bad shape " + shape_text);
     }
   }
+  // Checked before allocating: a header may claim any shape (2^62 elements wrapped to 0
+  // bytes and "read" an empty file; a huge one exhausted memory before the file ran out).
+  const Result<int64_t> bytes = checked_tensor_bytes(dtype, shape);
+  if (!bytes.ok()) return make_error(ErrorKind::InvalidInput, path + ": " + bytes.error().message);
+  const std::streampos data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const int64_t available = static_cast<int64_t>(in.tellg() - data_start);
+  in.seekg(data_start);
+  if (bytes.value() > available)
+    return make_error(ErrorKind::InvalidInput, path + ": file is truncated (expected " + std::to_string(bytes.value()) +
+                                                   " data bytes for shape " + shape_to_string(shape) + ", found " +
+                                                   std::to_string(available) + ")");
   Tensor t(dtype, shape);
   if (t.bytes() && !in.read(static_cast<char *>(t.data()), static_cast<std::streamsize>(t.bytes())))
     return make_error(path + ": file is truncated (expected " + std::to_string(t.bytes()) + " data bytes for " +

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <new>
 #include <sstream>
 
 #include "base/result.h"
@@ -13,6 +15,19 @@ int64_t shape_numel(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+Result<int64_t> checked_tensor_bytes(DType dtype, const Shape &shape) {
+  const int64_t element = static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 1));
+  int64_t bytes = element;
+  for (int64_t d : shape) {
+    if (d < 0) return make_error(ErrorKind::InvalidInput, "shape " + shape_to_string(shape) + " has a negative dimension");
+    if (d != 0 && bytes > std::numeric_limits<int64_t>::max() / d)
+      return make_error(ErrorKind::InvalidInput,
+                        "shape " + shape_to_string(shape) + " is too large: its size in bytes overflows 64 bits");
+    bytes *= d;
+  }
+  return bytes;
 }
 
 std::string shape_to_string(const Shape &shape) {
@@ -43,10 +58,15 @@ std::string TensorType::to_string() const {
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0) throw TesselException("cannot allocate a tensor of shape " + shape_to_string(shape_));
-  size_t n = std::max<size_t>(bytes(), 1);
-  storage_ = std::shared_ptr<uint8_t[]>(new uint8_t[n + 64]());
+  const Result<int64_t> checked = checked_tensor_bytes(dtype_, shape_);
+  if (!checked.ok()) throw TesselException("cannot allocate a tensor: " + checked.error().message);
+  const size_t n = std::max<size_t>(static_cast<size_t>(checked.value()), 1);
+  try {
+    storage_ = std::shared_ptr<uint8_t[]>(new uint8_t[n + 64]());
+  } catch (const std::bad_alloc &) {
+    throw TesselException("cannot allocate " + std::to_string(n) + " bytes for a tensor of shape " +
+                          shape_to_string(shape_) + ": out of memory");
+  }
   // 64-byte alignment so vector loads never straddle cache lines at the start.
   uintptr_t p = reinterpret_cast<uintptr_t>(storage_.get());
   data_ = storage_.get() + ((64 - (p % 64)) % 64);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
+
 #include "tensor/dtype.h"
 
 namespace tessel {
@@ -15,6 +17,10 @@ using Shape = std::vector<int64_t>;
 constexpr int64_t kUnknownDim = -1;
 
 int64_t shape_numel(const Shape &shape);
+/// The bytes a tensor of `shape` and `dtype` takes, or why it cannot exist: a negative
+/// dimension, or an element or byte count that overflows 64 bits (which used to wrap to a
+/// small buffer that was then written past its end).
+Result<int64_t> checked_tensor_bytes(DType dtype, const Shape &shape);
 std::string shape_to_string(const Shape &shape);
 /// Row-major strides in elements.
 std::vector<int64_t> shape_strides(const Shape &shape);

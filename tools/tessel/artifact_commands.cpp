@@ -28,9 +28,12 @@ namespace {
 /// An artifact directory has its manifest; a directory without one is named as such
 /// (read as a model file, it was "the file is empty").
 Result<void> check_artifact_directory(const std::string &path) {
-  if (!std::filesystem::exists(std::filesystem::path(path) / "manifest.json"))
+  const std::filesystem::path manifest = std::filesystem::path(path) / "manifest.json";
+  if (!std::filesystem::exists(manifest))
     return make_error(ErrorKind::InvalidInput,
                       path + " is a directory but not a tessel artifact: it has no manifest.json");
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(manifest)))
+    return make_error(ErrorKind::InvalidInput, manifest.string() + " is not a regular file");
   return {};
 }
 

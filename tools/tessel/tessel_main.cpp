@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,7 @@ const CLI::Validator kNonNegative(
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int run_tessel(int argc, char **argv) {
   CLI::App app{"tessel: tensor-program scheduler and auto-tuner"};
   app.require_subcommand(1);
 
@@ -186,4 +188,19 @@ int main(int argc, char **argv) {
   if (*db_cmd) return tessel::db_command(db);
   if (*report_cmd) return tessel::report_command(report);
   return 2;
+}
+
+int main(int argc, char **argv) {
+  // No exception leaves tessel: anything a command did not turn into an error value is
+  // still one line and exit 1, never an abort (issue 29: 39 fuzzed inputs aborted here).
+  try {
+    return run_tessel(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "tessel: error: out of memory\n");
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tessel: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "tessel: error: an unknown exception\n");
+  }
+  return 1;
 }

@@ -85,3 +85,13 @@ graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x],
 save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
 PY
 }
+
+# An .npy file ($1) of float32 whose header claims SHAPE ($2, numpy's text, e.g. "(4, 5)")
+# and that holds no data: numpy itself would refuse to write such a header.
+npy_header_only() {
+  local header="{'descr': '<f4', 'fortran_order': False, 'shape': $2, }"
+  local len=$(( ${#header} + 1 ))
+  printf '\x93NUMPY\x01\x00' > "$1"
+  printf "$(printf '\\x%02x\\x%02x' $(( len % 256 )) $(( len / 256 )))" >> "$1"
+  printf '%s\n' "$header" >> "$1"
+}

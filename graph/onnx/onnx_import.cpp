@@ -1,5 +1,6 @@
 #include "graph/onnx/onnx_import.h"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -84,7 +85,9 @@ class GraphImporter {
   /// thousands (2^48 bytes). These used to abort or wrap around far from the model.
   static void check_declared_shape(const std::string &name, const TensorType &type) {
     constexpr int64_t kMostBytes = int64_t{1} << 48;
-    const int64_t element_bytes = type.dtype == DType::Undefined ? 1 : static_cast<int64_t>(dtype_size(type.dtype));
+    // Strings and undefined types have no fixed size: count their elements as bytes.
+    const int64_t element_bytes =
+        type.dtype == DType::Undefined ? 1 : std::max<int64_t>(1, static_cast<int64_t>(dtype_size(type.dtype)));
     int64_t elements = 1;
     bool overflow = false;
     for (int64_t d : type.shape) {

@@ -118,19 +118,12 @@ Result<MeasureResult> Measurer::prepare_reference() {
 }
 
 void Measurer::prepare_references(const std::vector<Measurer *> &measurers) {
-  // One worker per Measurer in each phase, compiled `jobs` at a time and run one at a time.
+  // One worker per Measurer in each phase: its built-in schedule.
   auto run_phase = [](const std::vector<Measurer *> &group, bool reference_run, auto take) {
-    const size_t jobs = group.empty() ? 1 : static_cast<size_t>(std::max(1, group.front()->options_.jobs));
-    for (size_t begin = 0; begin < group.size(); begin += jobs) {
-      const size_t end = std::min(group.size(), begin + jobs);
-      std::vector<Worker> workers;
-      for (size_t i = begin; i < end; ++i) workers.push_back(group[i]->start_worker(nullptr, reference_run));
-      for (size_t i = begin; i < end; ++i)
-        if (!workers[i - begin].result) group[i]->await_compile(workers[i - begin]);
-      for (size_t i = begin; i < end; ++i)
-        if (!workers[i - begin].result) group[i]->await_run(workers[i - begin]);
-      for (size_t i = begin; i < end; ++i) take(*group[i], *workers[i - begin].result);
-    }
+    std::vector<WorkerJob> jobs;
+    for (Measurer *m : group) jobs.push_back({m, nullptr});
+    const std::vector<MeasureResult> results = run_jobs(jobs, reference_run);
+    for (size_t i = 0; i < group.size(); ++i) take(*group[i], results[i]);
   };
   std::vector<Measurer *> pending;
   for (Measurer *m : measurers) {
@@ -195,18 +188,25 @@ std::string Measurer::reference_path(size_t output) const {
 }
 
 std::vector<MeasureResult> Measurer::run_workers(const std::vector<const Schedule *> &schedules, bool reference_run) {
-  const size_t count = schedules.size();
-  std::vector<MeasureResult> results(count);
-  for (size_t begin = 0; begin < count; begin += options_.jobs) {
-    const size_t end = std::min(count, begin + static_cast<size_t>(options_.jobs));
+  std::vector<WorkerJob> jobs;
+  for (const Schedule *s : schedules) jobs.push_back({this, s});
+  return run_jobs(jobs, reference_run);
+}
+
+std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs, bool reference_run) {
+  std::vector<MeasureResult> results(jobs.size());
+  if (jobs.empty()) return results;
+  const size_t at_once = static_cast<size_t>(std::max(1, jobs.front().measurer->options_.jobs));
+  for (size_t begin = 0; begin < jobs.size(); begin += at_once) {
+    const size_t end = std::min(jobs.size(), begin + at_once);
     std::vector<Worker> workers;
-    for (size_t i = begin; i < end; ++i) workers.push_back(start_worker(schedules[i], reference_run));
+    for (size_t i = begin; i < end; ++i) workers.push_back(jobs[i].measurer->start_worker(jobs[i].schedule, reference_run));
     // Compilation runs in parallel: wait for every worker to be ready (or done).
-    for (Worker &w : workers)
-      if (!w.result) await_compile(w);
+    for (size_t i = begin; i < end; ++i)
+      if (!workers[i - begin].result) jobs[i].measurer->await_compile(workers[i - begin]);
     // Timing runs one worker at a time, with no compile beside it.
-    for (Worker &w : workers)
-      if (!w.result) await_run(w);
+    for (size_t i = begin; i < end; ++i)
+      if (!workers[i - begin].result) jobs[i].measurer->await_run(workers[i - begin]);
     for (size_t i = begin; i < end; ++i) results[i] = *workers[i - begin].result;
   }
   return results;

@@ -67,6 +67,14 @@ class Measurer {
   /// Forks one worker per candidate (null: the built-in schedule), `jobs` at a time; the
   /// reference run writes its outputs instead of comparing them.
   std::vector<MeasureResult> run_workers(const std::vector<const Schedule *> &schedules, bool reference_run);
+  /// One candidate of one Measurer (null schedule: its built-in one).
+  struct WorkerJob {
+    const Measurer *measurer;
+    const Schedule *schedule;
+  };
+  /// Workers for jobs of one or many Measurers: compiled side by side (the first one's
+  /// `jobs` at a time), then run one at a time; results in order.
+  static std::vector<MeasureResult> run_jobs(const std::vector<WorkerJob> &jobs, bool reference_run);
   Worker start_worker(const Schedule *schedule, bool reference_run) const;
   /// Waits until the worker compiled (or failed to, or ran past the compile timeout).
   void await_compile(Worker &w) const;

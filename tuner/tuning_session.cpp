@@ -1,12 +1,11 @@
 #include "tuner/tuning_session.h"
 
-#include "tuner/xgb_cost_model.h"
-
 #include <algorithm>
 #include <cstdio>
 
 #include "graph/fusion/fuse.h"
 #include "tuner/features.h"
+#include "tuner/xgb_cost_model.h"
 
 namespace tessel {
 

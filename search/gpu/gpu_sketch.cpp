@@ -109,7 +109,7 @@ std::vector<Sketch> generate_gpu_sketches(const ComputeDesc &compute, const GpuT
       anchors.push_back(pair);
   std::vector<Sketch> sketches{make_sketch(compute, anchors, target)};  // first: the default's
   if (anchors.size() == 1)
-    if (std::optional<Sketch> warp = make_warp_tile_sketch(compute, anchors[0].first, anchors[0].second, target))
+    if (std::optional<Sketch> warp = make_warp_tile_sketch(compute, anchors[0].first, anchors[0].second))
       sketches.push_back(std::move(*warp));
   return sketches;
 }

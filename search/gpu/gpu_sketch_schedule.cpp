@@ -26,7 +26,7 @@ class GpuScheduleWriter : public SketchWriter {
       case FuncRule::GpuTiledOutput: tiled_output(f, need(plan.partner)); break;
       case FuncRule::GpuRegisterAnchor: break;  // written with its output
       case FuncRule::GpuWarpTiledOutput: {
-        Result<std::vector<ScheduleStep>> steps = write_warp_tile(compute_, f, need(plan.partner), choices_);
+        Result<std::vector<ScheduleStep>> steps = write_warp_tile(f, need(plan.partner), choices_);
         if (!steps) reject_choice(steps.error().message);
         for (ScheduleStep &s : steps.value()) step(std::move(s));
         break;

@@ -42,7 +42,7 @@ std::string register_param(const FuncDesc &out, int axis) {
 }  // namespace
 
 std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const std::string &out_name,
-                                            const std::string &anchor_name, const GpuTargetDesc &target) {
+                                            const std::string &anchor_name) {
   const FuncDesc *out = compute.find(out_name);
   const FuncDesc *anchor = compute.find(anchor_name);
   if (!out || !anchor || anchor->stages.size() != 2 || anchor->pure_axes.size() != out->pure_axes.size()) return std::nullopt;
@@ -71,12 +71,10 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
     add(register_param(*out, a), ParamKind::RegisterTile, divisors_up_to(out->pure_axes[a].extent, 16));
   add(anchor_name + ".warp.reduce." + r.back().name, ParamKind::ReductionSplit, stage_sizes(r.back().extent));
   add(anchor_name + ".warp.vector", ParamKind::VectorWidth, {0, 1});
-  static_cast<void>(target);
   return sketch;
 }
 
-SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
-                               std::mt19937_64 *rng) {
+SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target, std::mt19937_64 *rng) {
   auto draw = [&](const std::vector<int64_t> &values, int64_t fallback) {
     if (!rng || values.empty()) return fallback;
     return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(*rng)];
@@ -110,13 +108,11 @@ SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch,
     }
     if (accumulators <= budget || !rng) break;
   }
-  static_cast<void>(compute);
   return choices;
 }
 
-Result<std::vector<ScheduleStep>> write_warp_tile(const ComputeDesc &compute, const FuncDesc &out,
-                                                  const FuncDesc &anchor, const SketchChoices &choices) {
-  static_cast<void>(compute);
+Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const FuncDesc &anchor,
+                                                  const SketchChoices &choices) {
   std::vector<ScheduleStep> steps;
   const int lane = lane_axis(out);
   const std::vector<AxisDesc> r = update_reduction_axes(anchor);

@@ -35,15 +35,14 @@ constexpr int64_t kWarpTileLanes = 32;
 /// The sketch for `out` and its `anchor`, or nullopt where the rule does not apply: no axis
 /// that 32 divides, or a reduction whose outermost variable cannot be staged (extent < 4).
 std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const std::string &out,
-                                            const std::string &anchor, const GpuTargetDesc &target);
+                                            const std::string &anchor);
 
 /// Values for the sketch's parameters within the register budget; the default (no rng): a
 /// 4-wide lane tile, 8 along the next axis, KT 16, vectors on.
-SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
-                               std::mt19937_64 *rng);
+SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target, std::mt19937_64 *rng);
 
 /// The steps of the sketch for `out` (rule GpuWarpTiledOutput) and its anchor.
-Result<std::vector<ScheduleStep>> write_warp_tile(const ComputeDesc &compute, const FuncDesc &out,
-                                                  const FuncDesc &anchor, const SketchChoices &choices);
+Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const FuncDesc &anchor,
+                                                  const SketchChoices &choices);
 
 }  // namespace tessel

@@ -12,29 +12,24 @@
 
 namespace {
 
-/// CLI11's PositiveNumber says "Value 0 not in range 0.000000 to 1.79e308": say what is allowed.
-const CLI::Validator kPositive(
-    [](std::string &text) -> std::string {
-      try {
-        size_t used = 0;
-        const double value = std::stod(text, &used);
-        if (used == text.size() && value > 0) return "";
-      } catch (const std::exception &) {
-      }
-      return "must be a number greater than 0 (at least 1 for counts), not '" + text + "'";
-    },
-    "> 0");
-const CLI::Validator kNonNegative(
-    [](std::string &text) -> std::string {
-      try {
-        size_t used = 0;
-        const double value = std::stod(text, &used);
-        if (used == text.size() && value >= 0) return "";
-      } catch (const std::exception &) {
-      }
-      return "must be a number of 0 or more, not '" + text + "'";
-    },
-    ">= 0");
+/// A number `allowed` accepts; otherwise `what` is allowed. CLI11's PositiveNumber said
+/// "Value 0 not in range 0.000000 to 1.79e308", which says nothing of what is allowed.
+CLI::Validator number_check(bool (*allowed)(double), const std::string &what, const std::string &label) {
+  return CLI::Validator(
+      [allowed, what](std::string &text) -> std::string {
+        try {
+          size_t used = 0;
+          const double value = std::stod(text, &used);
+          if (used == text.size() && allowed(value)) return "";
+        } catch (const std::exception &) {
+        }
+        return "must be " + what + ", not '" + text + "'";
+      },
+      label);
+}
+const CLI::Validator kPositive =
+    number_check([](double v) { return v > 0; }, "a number greater than 0 (at least 1 for counts)", "> 0");
+const CLI::Validator kNonNegative = number_check([](double v) { return v >= 0; }, "a number of 0 or more", ">= 0");
 
 }  // namespace
 

@@ -66,10 +66,11 @@ void register_elementwise_ops(OpRegistry &r) {
          OpPattern::Broadcast});
   const char *comparisons[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
   for (const char *op : comparisons)
-    r.add({op, [](const InferenceContext &ctx) {
-             check_same_dtype(ctx, 0, 1);
-             return broadcast_all(ctx, DType::Bool);
-           }, {}, OpPattern::Broadcast});
+    r.add(with_output_dtype({op, [](const InferenceContext &ctx) {
+                               check_same_dtype(ctx, 0, 1);
+                               return broadcast_all(ctx, DType::Bool);
+                             }, {}, OpPattern::Broadcast},
+                            always_dtype(DType::Bool)));
   const char *variadic[] = {"Sum", "Mean", "Min", "Max"};
   for (const char *op : variadic)
     r.add({op, [](const InferenceContext &ctx) {

@@ -168,7 +168,8 @@ std::vector<TensorType> infer_mvn(const InferenceContext &ctx) {
 
 void register_pool_norm_ops(OpRegistry &r) {
   for (const char *op : {"MaxPool", "AveragePool", "LpPool"})
-    r.add({op, infer_pool, {}, OpPattern::OutElementwiseFusable});
+    r.add(with_output_dtype({op, infer_pool, {}, OpPattern::OutElementwiseFusable},
+                            [](const InferenceContext &ctx, size_t i) { return i == 0 ? ctx.input(0).dtype : DType::Int64; }));
   for (const char *op : {"GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"})
     r.add({op, infer_global_pool, {}, OpPattern::OutElementwiseFusable});
   r.add({"BatchNormalization", infer_batch_norm, {}, OpPattern::Broadcast});

@@ -85,10 +85,11 @@ std::vector<TensorType> infer_topk(const InferenceContext &ctx) {
 
 void register_reduction_ops(OpRegistry &r) {
   for (const char *op : kReduceOps) r.add({op, infer_reduce, {1}, OpPattern::Reduction});
-  r.add({"ArgMax", infer_arg_reduce, {}, OpPattern::Reduction});
-  r.add({"ArgMin", infer_arg_reduce, {}, OpPattern::Reduction});
+  r.add(with_output_dtype({"ArgMax", infer_arg_reduce, {}, OpPattern::Reduction}, always_dtype(DType::Int64)));
+  r.add(with_output_dtype({"ArgMin", infer_arg_reduce, {}, OpPattern::Reduction}, always_dtype(DType::Int64)));
   r.add({"CumSum", infer_cumsum, {1}, OpPattern::Opaque});
-  r.add({"TopK", infer_topk, {1}, OpPattern::Opaque});
+  r.add(with_output_dtype({"TopK", infer_topk, {1}, OpPattern::Opaque},
+                          [](const InferenceContext &ctx, size_t i) { return i == 0 ? ctx.input(0).dtype : DType::Int64; }));
 }
 
 }  // namespace tessel

@@ -487,13 +487,14 @@ Types infer_loop(const InferenceContext &ctx) {
 
 void register_shape_ops(OpRegistry &r) {
   r.add({"Constant", infer_constant, {}, OpPattern::Opaque});
-  r.add({"Shape", infer_shape, {}, OpPattern::Opaque});
+  r.add(with_output_dtype({"Shape", infer_shape, {}, OpPattern::Opaque}, always_dtype(DType::Int64)));
   r.add({"Size", [](const InferenceContext &ctx) {
            ctx.input(0);
            return Types{make_type(DType::Int64, {})};
          }, {}, OpPattern::Opaque});
   r.add({"Identity", [](const InferenceContext &ctx) { return Types{ctx.input(0)}; }, {}, OpPattern::Injective});
-  r.add({"Dropout", infer_dropout, {}, OpPattern::Injective});
+  r.add(with_output_dtype({"Dropout", infer_dropout, {}, OpPattern::Injective},
+                          [](const InferenceContext &ctx, size_t i) { return i == 0 ? ctx.input(0).dtype : DType::Bool; }));
   r.add({"Reshape", infer_reshape, {1}, OpPattern::Injective});
   r.add({"Flatten", infer_flatten, {}, OpPattern::Injective});
   r.add({"Squeeze", infer_squeeze, {1}, OpPattern::Injective});
@@ -505,8 +506,12 @@ void register_shape_ops(OpRegistry &r) {
   r.add({"Expand", infer_expand, {1}, OpPattern::Broadcast});
   r.add({"Tile", infer_tile, {1}, OpPattern::Injective});
   r.add({"Pad", infer_pad, {1, 3}, OpPattern::Injective});
-  r.add({"ConstantOfShape", infer_constant_of_shape, {0}, OpPattern::Opaque});
-  r.add({"Range", infer_range, {0, 1, 2}, OpPattern::Opaque});
+  r.add(with_output_dtype({"ConstantOfShape", infer_constant_of_shape, {0}, OpPattern::Opaque},
+                          [](const InferenceContext &ctx, size_t) {
+                            return ctx.attrs().has("value") ? ctx.attrs().get_tensor("value").dtype() : DType::Float32;
+                          }));
+  r.add(with_output_dtype({"Range", infer_range, {0, 1, 2}, OpPattern::Opaque},
+                          [](const InferenceContext &ctx, size_t) { return ctx.input(0).dtype; }));
   r.add({"DepthToSpace", infer_depth_to_space, {}, OpPattern::Injective});
   r.add({"SpaceToDepth", infer_space_to_depth, {}, OpPattern::Injective});
   r.add({"EyeLike", infer_eye_like, {}, OpPattern::Opaque});

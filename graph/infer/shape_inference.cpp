@@ -7,6 +7,21 @@
 
 namespace tessel {
 
+/// Outputs of a node whose shapes only a run can tell: dtypes from the op's output_dtype
+/// rule, or else the first data input's dtype.
+static std::vector<TensorType> unknown_shape_outputs(const OpSchema &schema, const InferenceContext &ctx) {
+  DType guess = DType::Undefined;
+  for (size_t i = 0; i < ctx.input_types.size(); ++i) {
+    bool is_value_input = false;
+    for (int v : schema.value_inputs) is_value_input |= static_cast<int>(i) == v;
+    if (!is_value_input && ctx.input_types[i].dtype != DType::Undefined) { guess = ctx.input_types[i].dtype; break; }
+  }
+  std::vector<TensorType> out(ctx.num_outputs, TensorType{guess, {}, false});
+  if (schema.output_dtype)
+    for (size_t i = 0; i < out.size(); ++i) out[i].dtype = schema.output_dtype(ctx, i);
+  return out;
+}
+
 Result<std::vector<TensorType>> infer_node_types(const Node &node, int64_t opset,
                                                  const std::vector<TensorType> &input_types,
                                                  const std::vector<const Tensor *> &input_values,
@@ -21,15 +36,9 @@ Result<std::vector<TensorType>> infer_node_types(const Node &node, int64_t opset
     if (out.size() < num_outputs) out.resize(num_outputs);
     return out;
   } catch (const UnknownValue &) {
-    // A needed value (a shape, axes, repeats ...) is only known at run time.
-    DType guess = DType::Undefined;
-    for (size_t i = 0; i < input_types.size(); ++i) {
-      bool is_value_input = false;
-      for (int v : schema->value_inputs) is_value_input |= static_cast<int>(i) == v;
-      if (!is_value_input && input_types[i].dtype != DType::Undefined) { guess = input_types[i].dtype; break; }
-    }
-    std::vector<TensorType> out(num_outputs, TensorType{guess, {}, false});
-    return out;
+    // A needed value (a shape, axes, repeats ...) is only known at run time: the outputs'
+    // shapes are unknown, their dtypes are not.
+    return unknown_shape_outputs(*schema, ctx);
   } catch (const std::exception &e) {
     return make_error(e.what());
   }

@@ -35,6 +35,15 @@ void InferenceContext::fail(const std::string &message) const {
 
 void OpRegistry::add(OpSchema schema) { schemas_.push_back(std::move(schema)); }
 
+OpSchema with_output_dtype(OpSchema schema, std::function<DType(const InferenceContext &, size_t output)> rule) {
+  schema.output_dtype = std::move(rule);
+  return schema;
+}
+
+std::function<DType(const InferenceContext &, size_t)> always_dtype(DType dtype) {
+  return [dtype](const InferenceContext &, size_t) { return dtype; };
+}
+
 const OpSchema *OpRegistry::find(const std::string &op_type) const {
   for (const OpSchema &s : schemas_)
     if (s.op_type == op_type) return &s;

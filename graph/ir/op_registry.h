@@ -47,7 +47,17 @@ struct OpSchema {
   /// Inputs whose values (not just types) the op needs; a kernel is specialized on them.
   std::vector<int> value_inputs;
   OpPattern pattern = OpPattern::Opaque;
+  /// The dtype of output `i` from attributes and input dtypes alone, for ops whose outputs
+  /// are not of their first data input's type (Shape, comparisons, ArgMax ...). Used when
+  /// `infer` cannot run because a shape is only known at run time; without it, outputs
+  /// take the first data input's dtype.
+  std::function<DType(const InferenceContext &, size_t output)> output_dtype;
 };
+
+/// `schema` with an output_dtype rule.
+OpSchema with_output_dtype(OpSchema schema, std::function<DType(const InferenceContext &, size_t output)> rule);
+/// An output_dtype rule: `dtype` for every output.
+std::function<DType(const InferenceContext &, size_t)> always_dtype(DType dtype);
 
 /// The schema of a default-domain op, or nullptr if tessel does not support it.
 const OpSchema *find_op_schema(const std::string &op_type);

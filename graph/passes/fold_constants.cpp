@@ -58,6 +58,40 @@ static std::optional<std::vector<Tensor>> value_from_evaluator(const Graph &g, i
   return std::move(computed.value());
 }
 
+/// Dimensions of `type` that are known; -1 when even its rank is not.
+static int known_dims(const TensorType &type) {
+  if (!type.rank_known) return -1;
+  int known = 0;
+  for (int64_t d : type.shape) known += d != kUnknownDim;
+  return known;
+}
+
+/// Infers again the output types of a node that stays, now that folds upstream may have
+/// made its shape-like inputs constant: a static model's shapes become known in the same
+/// walk, so a later Shape of them folds too (PyTorch's MultiheadAttention slices its
+/// packed projection by sizes computed from a Shape, layer after layer).
+static void refine_output_types(GraphRewriter &rewriter, int n) {
+  const Graph &g = rewriter.graph();
+  bool all_known = true;
+  for (int t : g.node_outputs[n]) all_known &= t == kNoTensor || g.tensors[t].type.fully_known();
+  if (all_known) return;
+  std::vector<TensorType> types;
+  std::vector<const Tensor *> values;
+  for (int t : g.node_inputs[n]) {
+    types.push_back(t == kNoTensor ? TensorType{} : g.tensors[t].type);
+    values.push_back(t == kNoTensor ? nullptr : constant_value(g, t));
+  }
+  auto inferred = infer_node_types(g.nodes[n], g.opset, types, values, g.node_outputs[n].size());
+  if (!inferred.ok()) return;  // the runtime reports it with real values
+  const std::vector<int> outs = g.node_outputs[n];
+  for (size_t i = 0; i < outs.size() && i < inferred->size(); ++i) {
+    const TensorType &better = inferred.value()[i];
+    if (outs[i] == kNoTensor || !better.rank_known || better.dtype == DType::Undefined) continue;
+    TensorType &current = rewriter.tensor(outs[i]).type;
+    if (known_dims(better) >= known_dims(current)) current = better;
+  }
+}
+
 Result<Graph> fold_constants(Graph graph, const ConstantEvaluator &evaluate) {
   return guarded([&]() -> Graph {
     GraphRewriter rewriter(std::move(graph));
@@ -68,7 +102,10 @@ Result<Graph> fold_constants(Graph graph, const ConstantEvaluator &evaluate) {
       if (!node.domain.empty() || node_has_subgraph(node) || is_nondeterministic_op(node.op_type)) continue;
       std::optional<std::vector<Tensor>> outputs = value_without_evaluator(g, n);
       if (!outputs && evaluate) outputs = value_from_evaluator(g, n, evaluate);
-      if (!outputs) continue;
+      if (!outputs) {
+        refine_output_types(rewriter, n);
+        continue;
+      }
       const std::vector<int> outs = g.node_outputs[n];
       bool all_defined = true;
       for (size_t i = 0; i < outs.size(); ++i)

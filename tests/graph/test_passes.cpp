@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "executor/constant_evaluator.h"
+#include "graph/infer/shape_inference.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/onnx/tensor_proto.h"
 #include "graph/passes/eliminate_common_subexpressions.h"
@@ -109,6 +110,45 @@ TEST_CASE("fold_constants turns a Shape-Gather-Unsqueeze-Concat chain into a Res
   Tensor want = run_graph(b.g, {x})[0], got = run_graph(folded, {x})[0];
   CHECK(got.shape() == Shape{2, 12});
   CHECK(max_abs_diff(got, want) == 0);
+}
+
+/// The exporter's packed-projection split (nn.MultiheadAttention): the first third of x's
+/// last axis, its size computed from x's Shape; `tag` names this layer's tensors.
+void add_shape_sliced_third(Builder &b, const std::string &x, const std::string &tag) {
+  b.node("Shape", {x}, {tag + "_shape"})
+      .node("Gather", {tag + "_shape", "minus_one"}, {tag + "_last"}, attrs({{"axis", int64_t{0}}}))
+      .node("Add", {tag + "_last", "two"}, {tag + "_plus2"})
+      .node("Div", {tag + "_plus2", "three_i"}, {tag + "_third"})
+      .node("Slice", {x, "zero1", tag + "_third", "minus_one"}, {tag + "_q"});
+}
+
+TEST_CASE("static inference and fold_constants see through Shape arithmetic layer after layer", "[passes]") {
+  Builder b;
+  b.input("x", {DType::Float32, {1, 4, 12}})
+      .constant("minus_one", ints({-1}))
+      .constant("zero1", ints({0}))
+      .constant("two", ints({2}))
+      .constant("three_i", ints({3}));
+  add_shape_sliced_third(b, "x", "l0");
+  b.node("Relu", {"l0_q"}, {"l0_out"});
+  add_shape_sliced_third(b, "l0_out", "l1");  // Shape of a tensor only folding makes static
+  b.node("Shape", {"l1_q"}, {"l1_q_shape"}).output("l1_q").output("l1_q_shape");
+
+  // Before folding the second layer's shapes are unknown, but Shape still gives int64.
+  auto typed = infer_shapes(b.g);
+  INFO((typed.ok() ? std::string() : typed.error().message));
+  REQUIRE(typed.ok());
+  CHECK(typed->tensors[typed->find_tensor("l1_shape")].type.dtype == DType::Int64);
+  CHECK(typed->tensors[typed->find_tensor("l1_plus2")].type.dtype == DType::Int64);
+
+  Graph folded = optimized(b.g, {folding_pass()});
+  CHECK(count_ops(folded, "Shape") == 0);
+  const int q_shape = folded.find_tensor("l1_q_shape");
+  REQUIRE(folded.tensors[q_shape].constant);
+  CHECK(folded.tensors[q_shape].constant->to_int64_vector() == std::vector<int64_t>{1, 4, 2});
+  std::mt19937 rng(3);
+  Tensor x = random_tensor({1, 4, 12}, rng);
+  CHECK(max_abs_diff(run_graph(folded, {x})[0], run_graph(b.g, {x})[0]) == 0);
 }
 
 TEST_CASE("fold_constants leaves outputs over 16 MiB and failed evaluations as nodes", "[passes]") {

@@ -68,6 +68,7 @@ static const OpRegistry &registry() {
     register_index_ops(r);
     register_misc_ops(r);
     register_winograd_ops(r);
+    register_recurrent_ops(r);
     return r;
   }();
   return instance;

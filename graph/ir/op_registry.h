@@ -74,6 +74,7 @@ void register_shape_ops(OpRegistry &registry);
 void register_index_ops(OpRegistry &registry);
 void register_misc_ops(OpRegistry &registry);
 void register_winograd_ops(OpRegistry &registry);
+void register_recurrent_ops(OpRegistry &registry);
 
 class OpRegistry {
  public:

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "graph/infer/shape_inference.h"
+#include "graph/onnx/expand_recurrent.h"
 #include "graph/onnx/tensor_proto.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -191,7 +192,7 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
   try {
     Graph graph = GraphImporter(base_dir, opset).import(model.graph());
     graph.topological_order();  // reject cycles now, with the node's name
-    return graph;
+    return expand_recurrent_ops(std::move(graph));
   } catch (const std::exception &e) {
     return make_error(e.what());
   }

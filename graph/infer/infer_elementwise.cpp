@@ -77,10 +77,12 @@ void register_elementwise_ops(OpRegistry &r) {
              for (size_t i = 1; i < ctx.input_types.size(); ++i) check_same_dtype(ctx, 0, i);
              return broadcast_all(ctx, ctx.input(0).dtype);
            }, {}, OpPattern::Broadcast});
-  r.add({"Where", [](const InferenceContext &ctx) {
-           check_same_dtype(ctx, 1, 2);
-           return broadcast_all(ctx, ctx.input(1).dtype);
-         }, {}, OpPattern::Broadcast});
+  // The condition comes first; the values are of X's type.
+  r.add(with_output_dtype({"Where", [](const InferenceContext &ctx) {
+                             check_same_dtype(ctx, 1, 2);
+                             return broadcast_all(ctx, ctx.input(1).dtype);
+                           }, {}, OpPattern::Broadcast},
+                          [](const InferenceContext &ctx, size_t) { return ctx.input(1).dtype; }));
   r.add({"PRelu", [](const InferenceContext &ctx) {
            // Opset < 7: a 1-D slope is per channel (axis 1), not numpy-broadcast.
            if (prelu_slope_is_per_channel(ctx.opset, ctx.input(0).shape, ctx.input(1).shape))

@@ -243,7 +243,8 @@ void register_index_ops(OpRegistry &r) {
   r.add({"Scatter", infer_scatter_elements, {}, OpPattern::Opaque});
   r.add({"ScatterElements", infer_scatter_elements, {}, OpPattern::Opaque});
   r.add({"ScatterND", infer_scatter_nd, {}, OpPattern::Opaque});
-  r.add({"OneHot", infer_one_hot, {1}, OpPattern::Injective});
+  r.add(with_output_dtype({"OneHot", infer_one_hot, {1}, OpPattern::Injective},
+                          [](const InferenceContext &ctx, size_t) { return ctx.input(2).dtype; }));
   r.add({"Resize", infer_resize, {1, 2, 3}, OpPattern::Injective});
   r.add({"Upsample", infer_upsample, {1}, OpPattern::Injective});
 }

@@ -17,8 +17,12 @@ static std::vector<TensorType> unknown_shape_outputs(const OpSchema &schema, con
     if (!is_value_input && ctx.input_types[i].dtype != DType::Undefined) { guess = ctx.input_types[i].dtype; break; }
   }
   std::vector<TensorType> out(ctx.num_outputs, TensorType{guess, {}, false});
-  if (schema.output_dtype)
+  if (!schema.output_dtype) return out;
+  try {
     for (size_t i = 0; i < out.size(); ++i) out[i].dtype = schema.output_dtype(ctx, i);
+  } catch (const std::exception &) {
+    // An input the rule reads is missing: the op's own check reports it once shapes are known.
+  }
   return out;
 }
 

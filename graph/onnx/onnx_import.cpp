@@ -8,6 +8,8 @@
 
 #include "graph/infer/shape_inference.h"
 #include "graph/onnx/expand_recurrent.h"
+#include "graph/onnx/inline_onnx_functions.h"
+#include "graph/ir/op_registry.h"
 #include "graph/onnx/tensor_proto.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -190,6 +192,7 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
   for (const auto &op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   try {
+    inline_onnx_functions(model, [](const std::string &op) { return find_op_schema(op) != nullptr; });
     Graph graph = GraphImporter(base_dir, opset).import(model.graph());
     graph.topological_order();  // reject cycles now, with the node's name
     return expand_recurrent_ops(std::move(graph));

@@ -1,0 +1,103 @@
+#include "graph/onnx/inline_onnx_functions.h"
+
+#include <unordered_map>
+
+#include "onnx/defs/function.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace tessel {
+namespace {
+
+/// A body nested this deep still bringing in functions is a loop, not a model.
+constexpr int kMaxRounds = 8;
+
+int64_t default_opset(const onnx::ModelProto &model) {
+  int64_t opset = 0;
+  for (const auto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
+  return opset;
+}
+
+/// The type of every named value ONNX's shape inference can tell.
+std::unordered_map<std::string, onnx::TypeProto> value_types(const onnx::ModelProto &model) {
+  onnx::ModelProto typed = model;
+  try {
+    onnx::shape_inference::InferShapes(typed);
+  } catch (const std::exception &) {
+    // Declared types only: a body that needs more will not be built.
+  }
+  std::unordered_map<std::string, onnx::TypeProto> types;
+  const onnx::GraphProto &g = typed.graph();
+  for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto &v : *list)
+      if (v.has_type()) types[v.name()] = v.type();
+  for (const auto &init : g.initializer()) {
+    onnx::TypeProto t;
+    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    for (int64_t d : init.dims()) t.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    types[init.name()] = t;
+  }
+  return types;
+}
+
+/// The ONNX function body of `node` at `opset`, if its schema has one.
+bool function_body(const onnx::NodeProto &node, int64_t opset,
+                   const std::unordered_map<std::string, onnx::TypeProto> &types, onnx::FunctionProto &body) {
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  if (!schema) return false;
+  if (schema->HasFunction()) {
+    body = *schema->GetFunction();
+    return true;
+  }
+  if (!schema->HasContextDependentFunction()) return false;
+  std::vector<onnx::TypeProto> input_types;
+  for (const std::string &input : node.input()) {
+    auto it = types.find(input);
+    input_types.push_back(it != types.end() ? it->second : onnx::TypeProto{});
+  }
+  try {
+    return schema->BuildContextDependentFunction(onnx::FunctionBodyBuildContextImpl(node, input_types), body);
+  } catch (const std::exception &) {
+    return false;  // the body needs a type nobody knows: the node stays
+  }
+}
+
+}  // namespace
+
+int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(const std::string &)> &is_supported) {
+  const int64_t opset = default_opset(model);
+  int inlined = 0;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool wanted = false;
+    for (const auto &node : model.graph().node())
+      wanted |= (node.domain().empty() || node.domain() == "ai.onnx") && !is_supported(node.op_type());
+    if (!wanted) break;
+    const auto types = value_types(model);
+    onnx::GraphProto rebuilt = model.graph();
+    rebuilt.clear_node();
+    int this_round = 0;
+    for (const auto &node : model.graph().node()) {
+      onnx::FunctionProto body;
+      const bool inline_it = (node.domain().empty() || node.domain() == "ai.onnx") && !is_supported(node.op_type()) &&
+                             function_body(node, opset, types, body);
+      if (!inline_it) {
+        *rebuilt.add_node() = node;
+        continue;
+      }
+      // The prefix keeps the body's internal value names apart from the model's and from
+      // other inlined copies of the same function.
+      const std::string prefix = (node.name().empty() ? node.op_type() : node.name()) + "/inlined" +
+                                 std::to_string(round) + "_" + std::to_string(this_round);
+      onnx::FunctionExpandHelper(node, body, rebuilt, prefix);
+      ++this_round;
+    }
+    if (this_round == 0) break;
+    *model.mutable_graph() = std::move(rebuilt);
+    inlined += this_round;
+  }
+  return inlined;
+}
+
+}  // namespace tessel

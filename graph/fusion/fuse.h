@@ -17,6 +17,10 @@ bool is_view_op(const std::string &op_type);
 /// sorting (TopK) and control flow. They are never part of a task.
 bool runs_on_host(const std::string &op_type);
 
+/// Host ops whose output shapes only their input values tell (NonZero, Compress,
+/// NonMaxSuppression): inference knows their rank, a run knows the rest.
+bool output_shape_depends_on_values(const std::string &op_type);
+
 /// The fusion pattern of a node: its schema's, or Opaque for views, control flow, nodes
 /// with subgraphs and ops without a schema.
 OpPattern node_pattern(const Node &node);

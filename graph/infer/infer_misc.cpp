@@ -40,6 +40,26 @@ std::vector<TensorType> infer_einsum(const InferenceContext &ctx) {
 
 void register_misc_ops(OpRegistry &r) {
   r.add({"Einsum", infer_einsum, {}, OpPattern::Opaque});
+  // Ops whose output length only the values tell: the rank and dtype are known, a run
+  // gives the rest (executor/data_dependent_ops.h).
+  r.add(with_output_dtype({"NonZero", [](const InferenceContext &ctx) {
+                             return std::vector<TensorType>{TensorType{DType::Int64, {ctx.rank(0), kUnknownDim}, true}};
+                           }, {}, OpPattern::Opaque},
+                          always_dtype(DType::Int64)));
+  r.add(with_output_dtype({"NonMaxSuppression", [](const InferenceContext &ctx) {
+                             if (ctx.rank(0) != 3 || ctx.rank(1) != 3)
+                               ctx.fail("boxes and scores must have rank 3");
+                             return std::vector<TensorType>{TensorType{DType::Int64, {kUnknownDim, 3}, true}};
+                           }, {}, OpPattern::Opaque},
+                          always_dtype(DType::Int64)));
+  r.add({"Compress", [](const InferenceContext &ctx) {
+           if (ctx.input(1).dtype != DType::Bool) ctx.fail("condition must be bool");
+           if (!ctx.attrs().has("axis")) return std::vector<TensorType>{TensorType{ctx.input(0).dtype, {kUnknownDim}, true}};
+           Shape shape = ctx.input(0).shape;
+           const int64_t axis = normalize_axis(ctx, ctx.attrs().get_int("axis"), ctx.rank(0));
+           shape[axis] = kUnknownDim;
+           return std::vector<TensorType>{TensorType{ctx.input(0).dtype, shape, true}};
+         }, {}, OpPattern::Opaque});
 }
 
 }  // namespace tessel

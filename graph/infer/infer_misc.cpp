@@ -52,6 +52,16 @@ void register_misc_ops(OpRegistry &r) {
                              return std::vector<TensorType>{TensorType{DType::Int64, {kUnknownDim, 3}, true}};
                            }, {}, OpPattern::Opaque},
                           always_dtype(DType::Int64)));
+  r.add({"RoiAlign", [](const InferenceContext &ctx) {
+           if (ctx.rank(0) != 4) ctx.fail("X must have rank 4, got " + ctx.input(0).to_string());
+           if (ctx.rank(1) != 2) ctx.fail("rois must have rank 2, got " + ctx.input(1).to_string());
+           const int64_t height = ctx.attrs().get_int("output_height", 1), width = ctx.attrs().get_int("output_width", 1);
+           if (height < 1 || width < 1) ctx.fail("output_height and output_width must be positive");
+           const std::string mode = ctx.attrs().get_string("mode", "avg");
+           if (mode != "avg" && mode != "max") ctx.fail("mode '" + mode + "' is not avg or max");
+           return std::vector<TensorType>{
+               make_type(ctx.input(0).dtype, {ctx.input(1).shape[0], ctx.input(0).shape[1], height, width})};
+         }, {}, OpPattern::Opaque});
   r.add({"Compress", [](const InferenceContext &ctx) {
            if (ctx.input(1).dtype != DType::Bool) ctx.fail("condition must be bool");
            if (!ctx.attrs().has("axis")) return std::vector<TensorType>{TensorType{ctx.input(0).dtype, {kUnknownDim}, true}};

@@ -84,7 +84,9 @@ Tensor non_max_suppression(const HostOpContext &ctx) {
     return i < ctx.inputs.size() && ctx.inputs[i] && ctx.inputs[i]->numel() > 0 ? ctx.inputs[i]->element_as_double(0)
                                                                                 : fallback;
   };
-  const int64_t max_per_class = static_cast<int64_t>(scalar_input(2, 0));
+  // Exporters pass INT64_MAX for "no limit": read it as an integer, not through a double.
+  const int64_t max_per_class =
+      ctx.inputs.size() > 2 && ctx.inputs[2] && ctx.inputs[2]->numel() > 0 ? ctx.inputs[2]->element_as_int64(0) : 0;
   const double iou_threshold = scalar_input(3, 0);
   const bool has_score_threshold = ctx.inputs.size() > 4 && ctx.inputs[4] && ctx.inputs[4]->numel() > 0;
   const double score_threshold = scalar_input(4, 0);

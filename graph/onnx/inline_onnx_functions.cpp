@@ -1,5 +1,6 @@
 #include "graph/onnx/inline_onnx_functions.h"
 
+#include <set>
 #include <unordered_map>
 
 #include "onnx/defs/function.h"
@@ -64,6 +65,25 @@ bool function_body(const onnx::NodeProto &node, int64_t opset,
   }
 }
 
+/// A body's attribute that refers to an attribute the caller did not set must be absent,
+/// not present with a default: ONNX's expansion helper keeps such references, and a
+/// nested function built from them reads them as set (SoftmaxCrossEntropyLoss's inner
+/// NegativeLogLikelihoodLoss would ignore class 0). The helper appends the body's nodes in
+/// order, starting at `first_node`.
+void drop_unresolved_attribute_references(const onnx::NodeProto &caller, const onnx::FunctionProto &body,
+                                          onnx::GraphProto &graph, int first_node) {
+  std::set<std::string> given;
+  for (const auto &a : caller.attribute()) given.insert(a.name());
+  for (int k = 0; k < body.node_size() && first_node + k < graph.node_size(); ++k) {
+    std::set<std::string> unresolved;
+    for (const auto &a : body.node(k).attribute())
+      if (a.has_ref_attr_name() && !given.count(a.ref_attr_name())) unresolved.insert(a.name());
+    auto *attributes = graph.mutable_node(first_node + k)->mutable_attribute();
+    for (int a = attributes->size() - 1; a >= 0; --a)
+      if (unresolved.count(attributes->Get(a).name())) attributes->DeleteSubrange(a, 1);
+  }
+}
+
 }  // namespace
 
 int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(const std::string &)> &is_supported) {
@@ -90,7 +110,9 @@ int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(cons
       // other inlined copies of the same function.
       const std::string prefix = (node.name().empty() ? node.op_type() : node.name()) + "/inlined" +
                                  std::to_string(round) + "_" + std::to_string(this_round);
+      const int first_new = rebuilt.node_size();
       onnx::FunctionExpandHelper(node, body, rebuilt, prefix);
+      drop_unresolved_attribute_references(node, body, rebuilt, first_new);
       ++this_round;
     }
     if (this_round == 0) break;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "graph/infer/shape_inference.h"
+#include "graph/onnx/node_emitter.h"
 #include "graph/passes/graph_rewriter.h"
 
 namespace tessel {
@@ -148,80 +149,12 @@ Result<RecurrentSpec> read_spec(const Graph &g, const Graph &typed, int n) {
   return s;
 }
 
-/// Adds the nodes of one recurrent node's expansion, named under its name; small
-/// constants are made once each.
-class StepEmitter {
- public:
-  StepEmitter(GraphRewriter &rewriter, std::string prefix, DType dtype)
-      : rewriter_(rewriter), prefix_(std::move(prefix)), dtype_(dtype) {}
-
-  /// One node with one output: `out` when given, else a new tensor.
-  int op(const std::string &type, std::vector<int> inputs, Attributes attributes = {}, int out = kNoTensor) {
-    const std::string name = prefix_ + "/" + type + "_" + std::to_string(count_++);
-    if (out == kNoTensor) out = rewriter_.add_tensor(name + "_output", TensorType{});
-    rewriter_.add_node(Node{type, name, "", std::move(attributes)}, std::move(inputs), {out});
-    return out;
-  }
-  int shape(const std::vector<int64_t> &dims) {
-    auto [it, added] = shapes_.try_emplace(dims, kNoTensor);
-    if (added)
-      it->second = rewriter_.add_constant(prefix_ + "/shape",
-                                          Tensor::from_int64s(dims, {static_cast<int64_t>(dims.size())}));
-    return it->second;
-  }
-  int index(int64_t i) {
-    auto [it, added] = indices_.try_emplace(i, kNoTensor);
-    if (added) it->second = rewriter_.add_constant(prefix_ + "/index", Tensor::scalar(DType::Int64, i));
-    return it->second;
-  }
-  /// A scalar of the data's type.
-  int value(double v) {
-    auto [it, added] = values_.try_emplace(v, kNoTensor);
-    if (added) it->second = rewriter_.add_constant(prefix_ + "/value", Tensor::scalar(dtype_, v));
-    return it->second;
-  }
-  int zeros(const Shape &dims) { return rewriter_.add_constant(prefix_ + "/zeros", Tensor(dtype_, dims)); }
-
-  int reshape(int x, const std::vector<int64_t> &dims, int out = kNoTensor) {
-    return op("Reshape", {x, shape(dims)}, {}, out);
-  }
-  /// Entry i of axis `axis`, the axis dropped.
-  int take(int x, int64_t i, int64_t axis) { return op("Gather", {x, index(i)}, with("axis", axis)); }
-  int transpose(int x, std::vector<int64_t> perm, int out = kNoTensor) {
-    return op("Transpose", {x}, with("perm", std::move(perm)), out);
-  }
-  int concat(std::vector<int> parts, int64_t axis, int out = kNoTensor) {
-    return op("Concat", std::move(parts), with("axis", axis), out);
-  }
-  int add(int a, int b) { return op("Add", {a, b}); }
-  int sub(int a, int b) { return op("Sub", {a, b}); }
-  int mul(int a, int b) { return op("Mul", {a, b}); }
-  int matmul(int a, int b) { return op("MatMul", {a, b}); }
-  int clip(int x, float bound) { return bound > 0 ? op("Min", {op("Max", {x, value(-bound)}), value(bound)}) : x; }
-  int activate(const Activation &f, int x);
-
- private:
-  template <typename T>
-  static Attributes with(const std::string &name, T value) {
-    Attributes a;
-    a.set(name, std::move(value));
-    return a;
-  }
-
-  GraphRewriter &rewriter_;
-  std::string prefix_;
-  DType dtype_;
-  int count_ = 0;
-  std::map<std::vector<int64_t>, int> shapes_;
-  std::map<int64_t, int> indices_;
-  std::map<double, int> values_;
-};
-
-int StepEmitter::activate(const Activation &f, int x) {
+/// f(x) as graph ops.
+int activate(NodeEmitter &e, const Activation &f, int x) {
   auto unary = [&](const char *type, std::initializer_list<std::pair<const char *, float>> params) {
     Attributes a;
     for (const auto &[name, v] : params) a.set(name, v);
-    return op(type, {x}, a);
+    return e.op(type, {x}, a);
   };
   if (f.name == "sigmoid") return unary("Sigmoid", {});
   if (f.name == "tanh") return unary("Tanh", {});
@@ -232,9 +165,9 @@ int StepEmitter::activate(const Activation &f, int x) {
   if (f.name == "thresholdedrelu") return unary("ThresholdedRelu", {{"alpha", f.alpha}});
   if (f.name == "elu") return unary("Elu", {{"alpha", f.alpha}});
   if (f.name == "hardsigmoid") return unary("HardSigmoid", {{"alpha", f.alpha}, {"beta", f.beta}});
-  if (f.name == "affine") return add(mul(x, value(f.alpha)), value(f.beta));
+  if (f.name == "affine") return e.add(e.mul(x, e.value(f.alpha)), e.value(f.beta));
   // scaledtanh: alpha * tanh(beta * x)
-  return mul(op("Tanh", {mul(x, value(f.beta))}), value(f.alpha));
+  return e.mul(e.op("Tanh", {e.mul(x, e.value(f.beta))}), e.value(f.alpha));
 }
 
 /// One direction's weights, in the shapes the steps use.
@@ -246,7 +179,7 @@ struct DirectionWeights {
   int peep_i = kNoTensor, peep_o = kNoTensor, peep_f = kNoTensor;
 };
 
-DirectionWeights direction_weights(StepEmitter &e, const RecurrentSpec &s, int64_t d, int x_steps) {
+DirectionWeights direction_weights(NodeEmitter &e, const RecurrentSpec &s, int64_t d, int x_steps) {
   const int64_t gh = s.gates * s.hidden;
   DirectionWeights w;
   const int w_t = e.transpose(e.take(s.w, d, 0), {1, 0});
@@ -279,11 +212,11 @@ struct CellState {
 };
 
 /// Gate k of a [batch, gates * hidden] tensor.
-int gate(StepEmitter &e, const RecurrentSpec &s, int all, int64_t k) {
+int gate(NodeEmitter &e, const RecurrentSpec &s, int all, int64_t k) {
   return e.take(e.reshape(all, {s.batch, s.gates, s.hidden}), k, 1);
 }
 
-CellState lstm_step(StepEmitter &e, const RecurrentSpec &s, int64_t d, const DirectionWeights &w, int x_t,
+CellState lstm_step(NodeEmitter &e, const RecurrentSpec &s, int64_t d, const DirectionWeights &w, int x_t,
                     const CellState &prev) {
   const int all = e.add(x_t, e.matmul(prev.h, w.r_t));
   int i_pre = gate(e, s, all, 0), o_pre = gate(e, s, all, 1), f_pre = gate(e, s, all, 2);
@@ -293,25 +226,25 @@ CellState lstm_step(StepEmitter &e, const RecurrentSpec &s, int64_t d, const Dir
     f_pre = e.add(f_pre, e.mul(w.peep_f, prev.c));
   }
   const Activation &f = s.activation(d, 0), &g = s.activation(d, 1), &h = s.activation(d, 2);
-  const int i = e.activate(f, e.clip(i_pre, s.clip));
+  const int i = activate(e, f, e.clip(i_pre, s.clip));
   // input_forget couples the gates: what is let in is what is forgotten.
-  const int forget = s.input_forget ? e.sub(e.value(1), i) : e.activate(f, e.clip(f_pre, s.clip));
-  const int candidate = e.activate(g, e.clip(c_pre, s.clip));
+  const int forget = s.input_forget ? e.sub(e.value(1), i) : activate(e, f, e.clip(f_pre, s.clip));
+  const int candidate = activate(e, g, e.clip(c_pre, s.clip));
   CellState next;
   next.c = e.add(e.mul(forget, prev.c), e.mul(i, candidate));
   if (w.peep_o != kNoTensor) o_pre = e.add(o_pre, e.mul(w.peep_o, next.c));
-  const int o = e.activate(f, e.clip(o_pre, s.clip));
-  next.h = e.mul(o, e.activate(h, next.c));
+  const int o = activate(e, f, e.clip(o_pre, s.clip));
+  next.h = e.mul(o, activate(e, h, next.c));
   return next;
 }
 
-CellState gru_step(StepEmitter &e, const RecurrentSpec &s, int64_t d, const DirectionWeights &w, int x_t,
+CellState gru_step(NodeEmitter &e, const RecurrentSpec &s, int64_t d, const DirectionWeights &w, int x_t,
                    const CellState &prev) {
   int recurrent = e.matmul(prev.h, w.r_t);
   if (w.r_bias != kNoTensor) recurrent = e.add(recurrent, w.r_bias);
   const Activation &f = s.activation(d, 0), &g = s.activation(d, 1);
-  const int z = e.activate(f, e.clip(e.add(gate(e, s, x_t, 0), gate(e, s, recurrent, 0)), s.clip));
-  const int r = e.activate(f, e.clip(e.add(gate(e, s, x_t, 1), gate(e, s, recurrent, 1)), s.clip));
+  const int z = activate(e, f, e.clip(e.add(gate(e, s, x_t, 0), gate(e, s, recurrent, 0)), s.clip));
+  const int r = activate(e, f, e.clip(e.add(gate(e, s, x_t, 1), gate(e, s, recurrent, 1)), s.clip));
   int reset_part;
   if (s.linear_before_reset) {
     reset_part = e.mul(r, gate(e, s, recurrent, 2));
@@ -319,18 +252,18 @@ CellState gru_step(StepEmitter &e, const RecurrentSpec &s, int64_t d, const Dire
     reset_part = e.matmul(e.mul(r, prev.h), w.r_h_t);
     if (w.r_h_bias != kNoTensor) reset_part = e.add(reset_part, w.r_h_bias);
   }
-  const int candidate = e.activate(g, e.clip(e.add(gate(e, s, x_t, 2), reset_part), s.clip));
+  const int candidate = activate(e, g, e.clip(e.add(gate(e, s, x_t, 2), reset_part), s.clip));
   // (1 - z) * candidate + z * h  ==  candidate + z * (h - candidate)
   return {e.add(candidate, e.mul(z, e.sub(prev.h, candidate))), kNoTensor};
 }
 
-CellState rnn_step(StepEmitter &e, const RecurrentSpec &s, int64_t d, const DirectionWeights &w, int x_t,
+CellState rnn_step(NodeEmitter &e, const RecurrentSpec &s, int64_t d, const DirectionWeights &w, int x_t,
                    const CellState &prev) {
-  return {e.activate(s.activation(d, 0), e.clip(e.add(x_t, e.matmul(prev.h, w.r_t)), s.clip)), kNoTensor};
+  return {activate(e, s.activation(d, 0), e.clip(e.add(x_t, e.matmul(prev.h, w.r_t)), s.clip)), kNoTensor};
 }
 
 /// The initial state of direction d from initial_h or initial_c, or zeros.
-int initial_state(StepEmitter &e, const RecurrentSpec &s, int given, int64_t d) {
+int initial_state(NodeEmitter &e, const RecurrentSpec &s, int given, int64_t d) {
   if (given == kNoTensor) return e.zeros({s.batch, s.hidden});
   return e.take(given, d, s.layout == 0 ? 0 : 1);
 }
@@ -341,7 +274,7 @@ struct DirectionOutputs {
   CellState last;
 };
 
-DirectionOutputs run_direction(StepEmitter &e, const RecurrentSpec &s, int64_t d, int x_steps, int lengths) {
+DirectionOutputs run_direction(NodeEmitter &e, const RecurrentSpec &s, int64_t d, int x_steps, int lengths) {
   const DirectionWeights w = direction_weights(e, s, d, x_steps);
   CellState state{initial_state(e, s, s.initial_h, d),
                   s.op == "LSTM" ? initial_state(e, s, s.initial_c, d) : kNoTensor};
@@ -371,7 +304,7 @@ DirectionOutputs run_direction(StepEmitter &e, const RecurrentSpec &s, int64_t d
 
 /// Directions' final states ([batch, hidden] each) into [directions, batch, hidden], or
 /// [batch, directions, hidden] with layout 1, written to `out`.
-void write_states(StepEmitter &e, const RecurrentSpec &s, const std::vector<int> &states, int out) {
+void write_states(NodeEmitter &e, const RecurrentSpec &s, const std::vector<int> &states, int out) {
   std::vector<int> parts;
   for (int state : states) parts.push_back(e.reshape(state, {1, s.batch, s.hidden}));
   if (s.layout == 0) e.concat(parts, 0, out);
@@ -383,13 +316,11 @@ Result<void> expand_node(GraphRewriter &rewriter, const Graph &typed, int n) {
   if (!spec.ok()) return spec.error();
   const RecurrentSpec &s = spec.value();
   rewriter.remove_node(n);
-  StepEmitter e(rewriter, s.name, s.dtype);
+  NodeEmitter e(rewriter, s.name, s.dtype);
   const int x_steps = s.layout == 0 ? s.x : e.transpose(s.x, {1, 0, 2});
   int lengths = kNoTensor;
   if (s.masked) {
-    Attributes to_int64;
-    to_int64.set("to", int64_t{7});  // TensorProto.INT64
-    lengths = e.op("Cast", {s.lens}, to_int64);
+    lengths = e.cast(s.lens, DType::Int64);
   }
   std::vector<DirectionOutputs> directions;
   for (int64_t d = 0; d < s.directions; ++d) directions.push_back(run_direction(e, s, d, x_steps, lengths));

@@ -69,6 +69,7 @@ static const OpRegistry &registry() {
     register_misc_ops(r);
     register_winograd_ops(r);
     register_recurrent_ops(r);
+    register_quantization_ops(r);
     return r;
   }();
   return instance;

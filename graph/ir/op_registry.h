@@ -75,6 +75,7 @@ void register_index_ops(OpRegistry &registry);
 void register_misc_ops(OpRegistry &registry);
 void register_winograd_ops(OpRegistry &registry);
 void register_recurrent_ops(OpRegistry &registry);
+void register_quantization_ops(OpRegistry &registry);
 
 class OpRegistry {
  public:

@@ -344,24 +344,6 @@ Result<void> expand_node(GraphRewriter &rewriter, const Graph &typed, int n) {
 
 bool is_recurrent_op(const std::string &op_type) { return op_type == "LSTM" || op_type == "GRU" || op_type == "RNN"; }
 
-Result<Graph> expand_recurrent_ops(Graph graph) {
-  std::vector<int> recurrent;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (graph.nodes[n].domain.empty() && is_recurrent_op(graph.nodes[n].op_type)) recurrent.push_back(static_cast<int>(n));
-  if (recurrent.empty()) return graph;
-  // The sizes come from inference; a graph it fails on is returned as it is, for the
-  // caller's own inference to report.
-  auto typed = infer_shapes(graph);
-  if (!typed.ok()) return graph;
-  return guarded([&]() -> Graph {
-    GraphRewriter rewriter(std::move(graph));
-    for (int n : recurrent) {
-      const Node node = rewriter.graph().nodes[n];
-      if (auto expanded = expand_node(rewriter, typed.value(), n); !expanded.ok())
-        throw TesselException("node '" + node.name + "' (" + node.op_type + "): " + expanded.error().message);
-    }
-    return rewriter.finish();
-  });
-}
+Result<Graph> expand_recurrent_ops(Graph graph) { return expand_nodes(std::move(graph), is_recurrent_op, expand_node); }
 
 }  // namespace tessel

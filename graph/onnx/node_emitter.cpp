@@ -1,5 +1,7 @@
 #include "graph/onnx/node_emitter.h"
 
+#include "graph/infer/shape_inference.h"
+
 namespace tessel {
 
 int NodeEmitter::op(const std::string &type, std::vector<int> inputs, Attributes attributes, int out) {
@@ -32,6 +34,25 @@ int NodeEmitter::value(double v) {
 int NodeEmitter::scalar(DType dtype, double v) { return rewriter_.add_constant(prefix_ + "/value", Tensor::scalar(dtype, v)); }
 
 int NodeEmitter::zeros(const Shape &dims) { return rewriter_.add_constant(prefix_ + "/zeros", Tensor(dtype_, dims)); }
+
+Result<Graph> expand_nodes(Graph graph, const std::function<bool(const std::string &)> &wanted,
+                           const ExpandNode &expand) {
+  std::vector<int> picked;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].domain.empty() && wanted(graph.nodes[n].op_type)) picked.push_back(static_cast<int>(n));
+  if (picked.empty()) return graph;
+  auto typed = infer_shapes(graph);
+  if (!typed.ok()) return graph;
+  return guarded([&]() -> Graph {
+    GraphRewriter rewriter(std::move(graph));
+    for (int n : picked) {
+      const Node node = rewriter.graph().nodes[n];
+      if (auto expanded = expand(rewriter, typed.value(), n); !expanded.ok())
+        throw TesselException("node '" + node.name + "' (" + node.op_type + "): " + expanded.error().message);
+    }
+    return rewriter.finish();
+  });
+}
 
 int NodeEmitter::cast(int x, DType to, int out) {
   // DType values are ONNX TensorProto codes.

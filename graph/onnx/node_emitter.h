@@ -1,6 +1,7 @@
 #pragma once
 // Writes the ops that replace one ONNX node at import (recurrent ops, quantized ops): each
 // new node is named under the replaced node's name, and small constants are made once.
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,5 +65,14 @@ class NodeEmitter {
   std::map<int64_t, int> indices_;
   std::map<double, int> values_;
 };
+
+/// Replaces each top-level default-domain node that `wanted` picks: `expand` removes it and
+/// writes its replacement, reading sizes and dtypes from `typed` (the graph as static
+/// inference types it). A graph without such nodes comes back as it was, and so does one
+/// that inference fails on (the caller's own inference reports it). An expansion's error is
+/// returned naming the node.
+using ExpandNode = std::function<Result<void>(GraphRewriter &rewriter, const Graph &typed, int node)>;
+Result<Graph> expand_nodes(Graph graph, const std::function<bool(const std::string &op_type)> &wanted,
+                           const ExpandNode &expand);
 
 }  // namespace tessel

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "graph/infer/shape_inference.h"
+#include "graph/onnx/expand_quantization.h"
 #include "graph/onnx/expand_recurrent.h"
 #include "graph/onnx/inline_onnx_functions.h"
 #include "graph/ir/op_registry.h"
@@ -195,7 +196,9 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
     inline_onnx_functions(model, [](const std::string &op) { return find_op_schema(op) != nullptr; });
     Graph graph = GraphImporter(base_dir, opset).import(model.graph());
     graph.topological_order();  // reject cycles now, with the node's name
-    return expand_recurrent_ops(std::move(graph));
+    auto recurrent_expanded = expand_recurrent_ops(std::move(graph));
+    if (!recurrent_expanded.ok()) return recurrent_expanded.error();
+    return expand_quantized_ops(std::move(recurrent_expanded).value());
   } catch (const std::exception &e) {
     return make_error(e.what());
   }

@@ -43,10 +43,15 @@ std::unordered_map<std::string, onnx::TypeProto> value_types(const onnx::ModelPr
   return types;
 }
 
+/// The schema of a default-domain op at `opset`, or nullptr.
+const onnx::OpSchema *schema_of(const onnx::NodeProto &node, int64_t opset) {
+  return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+}
+
 /// The ONNX function body of `node` at `opset`, if its schema has one.
 bool function_body(const onnx::NodeProto &node, int64_t opset,
                    const std::unordered_map<std::string, onnx::TypeProto> &types, onnx::FunctionProto &body) {
-  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  const onnx::OpSchema *schema = schema_of(node, opset);
   if (!schema) return false;
   if (schema->HasFunction()) {
     body = *schema->GetFunction();
@@ -65,22 +70,29 @@ bool function_body(const onnx::NodeProto &node, int64_t opset,
   }
 }
 
-/// A body's attribute that refers to an attribute the caller did not set must be absent,
-/// not present with a default: ONNX's expansion helper keeps such references, and a
-/// nested function built from them reads them as set (SoftmaxCrossEntropyLoss's inner
-/// NegativeLogLikelihoodLoss would ignore class 0). The helper appends the body's nodes in
-/// order, starting at `first_node`.
-void drop_unresolved_attribute_references(const onnx::NodeProto &caller, const onnx::FunctionProto &body,
-                                          onnx::GraphProto &graph, int first_node) {
+/// A body's attribute that refers to an attribute the caller did not set takes that
+/// attribute's default from the op's schema, or is absent when it has none. ONNX's
+/// expansion helper keeps such references as they are, and a nested function built from
+/// them reads them as set (SoftmaxCrossEntropyLoss's inner NegativeLogLikelihoodLoss would
+/// ignore class 0; the window functions' Cast would have no `to`). The helper appends the
+/// body's nodes in order, starting at `first_node`.
+void resolve_attribute_defaults(const onnx::NodeProto &caller, const onnx::OpSchema &schema,
+                                const onnx::FunctionProto &body, onnx::GraphProto &graph, int first_node) {
   std::set<std::string> given;
   for (const auto &a : caller.attribute()) given.insert(a.name());
   for (int k = 0; k < body.node_size() && first_node + k < graph.node_size(); ++k) {
-    std::set<std::string> unresolved;
-    for (const auto &a : body.node(k).attribute())
-      if (a.has_ref_attr_name() && !given.count(a.ref_attr_name())) unresolved.insert(a.name());
-    auto *attributes = graph.mutable_node(first_node + k)->mutable_attribute();
-    for (int a = attributes->size() - 1; a >= 0; --a)
-      if (unresolved.count(attributes->Get(a).name())) attributes->DeleteSubrange(a, 1);
+    onnx::NodeProto &expanded = *graph.mutable_node(first_node + k);
+    for (const auto &a : body.node(k).attribute()) {
+      if (!a.has_ref_attr_name() || given.count(a.ref_attr_name())) continue;
+      auto *attributes = expanded.mutable_attribute();
+      for (int i = attributes->size() - 1; i >= 0; --i)
+        if (attributes->Get(i).name() == a.name()) attributes->DeleteSubrange(i, 1);
+      const auto declared = schema.attributes().find(a.ref_attr_name());
+      if (declared == schema.attributes().end() || !declared->second.default_value.has_type()) continue;
+      onnx::AttributeProto value = declared->second.default_value;
+      value.set_name(a.name());
+      *expanded.add_attribute() = value;
+    }
   }
 }
 
@@ -112,7 +124,7 @@ int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(cons
                                  std::to_string(round) + "_" + std::to_string(this_round);
       const int first_new = rebuilt.node_size();
       onnx::FunctionExpandHelper(node, body, rebuilt, prefix);
-      drop_unresolved_attribute_references(node, body, rebuilt, first_new);
+      resolve_attribute_defaults(node, *schema_of(node, opset), body, rebuilt, first_new);
       ++this_round;
     }
     if (this_round == 0) break;

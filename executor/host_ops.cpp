@@ -6,6 +6,7 @@
 #include <set>
 
 #include "executor/graph_executor.h"
+#include "executor/grid_sample.h"
 #include "executor/roi_align.h"
 #include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
@@ -68,6 +69,11 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze")
       return std::vector<Tensor>{ctx.inputs[0]->reshaped(types[0].shape)};  // zero-copy view
     if (op == "TopK") return run_topk(ctx, types);
+    if (op == "GridSample") {
+      auto sampled = run_grid_sample(ctx, types[0]);
+      if (!sampled.ok()) return make_error("node '" + ctx.node.name + "' (GridSample): " + sampled.error().message);
+      return std::vector<Tensor>{sampled.value()};
+    }
     if (op == "RoiAlign") {
       auto pooled = run_roi_align(ctx, types[0]);
       if (!pooled.ok()) return make_error("node '" + ctx.node.name + "' (RoiAlign): " + pooled.error().message);

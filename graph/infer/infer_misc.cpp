@@ -52,6 +52,13 @@ void register_misc_ops(OpRegistry &r) {
                              return std::vector<TensorType>{TensorType{DType::Int64, {kUnknownDim, 3}, true}};
                            }, {}, OpPattern::Opaque},
                           always_dtype(DType::Int64)));
+  r.add({"GridSample", [](const InferenceContext &ctx) {
+           if (ctx.rank(0) != 4 || ctx.rank(1) != 4)
+             ctx.fail("X and grid must have rank 4 (2-D sampling), got " + ctx.input(0).to_string() + " and " +
+                      ctx.input(1).to_string());
+           const Shape &x = ctx.input(0).shape, &grid = ctx.input(1).shape;
+           return std::vector<TensorType>{make_type(ctx.input(0).dtype, {x[0], x[1], grid[1], grid[2]})};
+         }, {}, OpPattern::Opaque});
   r.add({"RoiAlign", [](const InferenceContext &ctx) {
            if (ctx.rank(0) != 4) ctx.fail("X must have rank 4, got " + ctx.input(0).to_string());
            if (ctx.rank(1) != 2) ctx.fail("rois must have rank 2, got " + ctx.input(1).to_string());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 namespace tessel {
@@ -119,6 +120,65 @@ Tensor non_max_suppression(const HostOpContext &ctx) {
   return Tensor::from_int64s(selected, {static_cast<int64_t>(selected.size() / 3), 3});
 }
 
+/// The distinct elements (no axis) or slices along `axis` of x, in order of first
+/// appearance or sorted ascending, with the index of each one's first appearance, each
+/// input slice's index among them, and how often each appears.
+std::vector<Tensor> unique(const Tensor &x, const Node &node) {
+  const bool by_axis = node.attributes.has("axis");
+  const bool sorted = node.attributes.get_int("sorted", 1) != 0;
+  const Shape shape = by_axis ? x.shape() : Shape{x.numel()};
+  int64_t axis = by_axis ? node.attributes.get_int("axis") : 0;
+  if (axis < 0) axis += static_cast<int64_t>(shape.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    throw TesselException("axis " + std::to_string(node.attributes.get_int("axis")) + " is outside rank " +
+                          std::to_string(shape.size()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t count = shape[axis];
+  auto slice = [&](int64_t k) {
+    std::vector<double> values;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) values.push_back(x.element_as_double((o * count + k) * inner + i));
+    return values;
+  };
+  std::vector<std::vector<double>> distinct;  // in order of first appearance
+  std::vector<int64_t> first, inverse(count), counts;
+  std::map<std::vector<double>, int64_t> seen;
+  for (int64_t k = 0; k < count; ++k) {
+    std::vector<double> s = slice(k);
+    auto [it, added] = seen.emplace(s, static_cast<int64_t>(distinct.size()));
+    if (added) {
+      distinct.push_back(std::move(s));
+      first.push_back(k);
+      counts.push_back(0);
+    }
+    inverse[k] = it->second;
+    ++counts[it->second];
+  }
+  std::vector<int64_t> order(distinct.size());  // output position -> appearance id
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted) std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return distinct[a] < distinct[b]; });
+  std::vector<int64_t> position(order.size());
+  for (size_t p = 0; p < order.size(); ++p) position[order[p]] = static_cast<int64_t>(p);
+  const int64_t kept = static_cast<int64_t>(order.size());
+  Shape y_shape = shape;
+  y_shape[axis] = kept;
+  Tensor y(x.dtype(), y_shape);
+  const size_t element = dtype_size(x.dtype());
+  const auto *src = static_cast<const uint8_t *>(x.data());
+  auto *dst = static_cast<uint8_t *>(y.data());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p = 0; p < kept; ++p)
+      std::memcpy(dst + ((o * kept + p) * inner) * element, src + ((o * count + first[order[p]]) * inner) * element,
+                  static_cast<size_t>(inner) * element);
+  std::vector<int64_t> indices, sorted_counts, inverse_positions;
+  for (int64_t id : order) indices.push_back(first[id]), sorted_counts.push_back(counts[id]);
+  for (int64_t id : inverse) inverse_positions.push_back(position[id]);
+  return {y, Tensor::from_int64s(indices, {kept}), Tensor::from_int64s(inverse_positions, {count}),
+          Tensor::from_int64s(sorted_counts, {kept})};
+}
+
 }  // namespace
 
 Result<std::vector<Tensor>> run_data_dependent_op(const HostOpContext &ctx) {
@@ -127,6 +187,7 @@ Result<std::vector<Tensor>> run_data_dependent_op(const HostOpContext &ctx) {
     if (op == "NonZero") return std::vector<Tensor>{nonzero(*ctx.inputs.at(0))};
     if (op == "Compress") return std::vector<Tensor>{compress(*ctx.inputs.at(0), *ctx.inputs.at(1), ctx.node)};
     if (op == "NonMaxSuppression") return std::vector<Tensor>{non_max_suppression(ctx)};
+    if (op == "Unique") return unique(*ctx.inputs.at(0), ctx.node);
   } catch (const std::exception &e) {
     return make_error("node '" + ctx.node.name + "' (" + op + "): " + e.what());
   }

@@ -1,6 +1,7 @@
 #include "executor/host_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -49,6 +50,58 @@ static Result<std::vector<Tensor>> run_topk(const HostOpContext &ctx, const std:
   return std::vector<Tensor>{values, indices};
 }
 
+/// The first sequence_lens[b] steps along the time axis reversed, per batch entry; the rest
+/// copied.
+static Tensor reverse_sequence(const HostOpContext &ctx) {
+  const Tensor &x = *ctx.inputs.at(0), &lengths = *ctx.inputs.at(1);
+  const int64_t batch_axis = ctx.node.attributes.get_int("batch_axis", 1);
+  const int64_t time_axis = ctx.node.attributes.get_int("time_axis", 0);
+  Tensor out(x.dtype(), x.shape());
+  const size_t element = dtype_size(x.dtype());
+  std::vector<int64_t> strides(x.rank(), 1);
+  for (int d = x.rank() - 2; d >= 0; --d) strides[d] = strides[d + 1] * x.shape()[d + 1];
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t b = i / strides[batch_axis] % x.shape()[batch_axis];
+    const int64_t t = i / strides[time_axis] % x.shape()[time_axis];
+    const int64_t length = std::clamp<int64_t>(lengths.element_as_int64(b), 0, x.shape()[time_axis]);
+    const int64_t from = t < length ? i + (length - 1 - 2 * t) * strides[time_axis] : i;
+    std::memcpy(static_cast<uint8_t *>(out.data()) + i * element, static_cast<const uint8_t *>(x.data()) + from * element,
+                element);
+  }
+  return out;
+}
+
+/// Determinants of the trailing [M, M] matrices, by LU decomposition with partial pivoting.
+static Tensor determinant(const Tensor &x, const TensorType &type) {
+  const int64_t m = x.shape().back();
+  Tensor out(type.dtype, type.shape);
+  std::vector<double> a(m * m);
+  for (int64_t k = 0; k < out.numel(); ++k) {
+    for (int64_t i = 0; i < m * m; ++i) a[i] = x.element_as_double(k * m * m + i);
+    double det = 1;
+    for (int64_t col = 0; col < m && det != 0; ++col) {
+      int64_t pivot = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::fabs(a[r * m + col]) > std::fabs(a[pivot * m + col])) pivot = r;
+      if (a[pivot * m + col] == 0) {
+        det = 0;
+        break;
+      }
+      if (pivot != col) {
+        for (int64_t c = 0; c < m; ++c) std::swap(a[pivot * m + c], a[col * m + c]);
+        det = -det;
+      }
+      det *= a[col * m + col];
+      for (int64_t r = col + 1; r < m; ++r) {
+        const double f = a[r * m + col] / a[col * m + col];
+        for (int64_t c = col; c < m; ++c) a[r * m + c] -= f * a[col * m + c];
+      }
+    }
+    out.set_element_from_double(k, det);
+  }
+  return out;
+}
+
 Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vector<TensorType> &types) {
   const std::string &op = ctx.node.op_type;
   try {
@@ -69,6 +122,8 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze")
       return std::vector<Tensor>{ctx.inputs[0]->reshaped(types[0].shape)};  // zero-copy view
     if (op == "TopK") return run_topk(ctx, types);
+    if (op == "ReverseSequence") return std::vector<Tensor>{reverse_sequence(ctx)};
+    if (op == "Det") return std::vector<Tensor>{determinant(*ctx.inputs.at(0), types[0])};
     if (op == "GridSample") {
       auto sampled = run_grid_sample(ctx, types[0]);
       if (!sampled.ok()) return make_error("node '" + ctx.node.name + "' (GridSample): " + sampled.error().message);

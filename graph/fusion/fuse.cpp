@@ -18,12 +18,12 @@ bool is_view_op(const std::string &op_type) {
 }
 
 bool runs_on_host(const std::string &op_type) {
-  static const std::set<std::string> host = {"Constant", "Shape", "Size", "TopK", "RoiAlign", "GridSample", "If", "Loop"};
+  static const std::set<std::string> host = {"Constant", "Shape", "Size", "TopK", "RoiAlign", "GridSample", "ReverseSequence", "Det", "If", "Loop"};
   return is_view_op(op_type) || host.count(op_type) != 0 || output_shape_depends_on_values(op_type);
 }
 
 bool output_shape_depends_on_values(const std::string &op_type) {
-  return op_type == "NonZero" || op_type == "Compress" || op_type == "NonMaxSuppression";
+  return op_type == "NonZero" || op_type == "Compress" || op_type == "NonMaxSuppression" || op_type == "Unique";
 }
 
 OpPattern node_pattern(const Node &node) {

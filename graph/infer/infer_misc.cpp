@@ -52,6 +52,32 @@ void register_misc_ops(OpRegistry &r) {
                              return std::vector<TensorType>{TensorType{DType::Int64, {kUnknownDim, 3}, true}};
                            }, {}, OpPattern::Opaque},
                           always_dtype(DType::Int64)));
+  r.add(with_output_dtype({"Unique", [](const InferenceContext &ctx) {
+                             const TensorType &x = ctx.input(0);
+                             Shape y = {kUnknownDim};
+                             if (ctx.attrs().has("axis")) {
+                               y = x.shape;
+                               y[normalize_axis(ctx, ctx.attrs().get_int("axis"), ctx.rank(0))] = kUnknownDim;
+                             }
+                             std::vector<TensorType> out = {TensorType{x.dtype, y, true}};
+                             for (int i = 0; i < 3; ++i) out.push_back(TensorType{DType::Int64, {kUnknownDim}, true});
+                             return out;
+                           }, {}, OpPattern::Opaque},
+                          [](const InferenceContext &ctx, size_t i) { return i == 0 ? ctx.input(0).dtype : DType::Int64; }));
+  r.add({"ReverseSequence", [](const InferenceContext &ctx) {
+           const int rank = ctx.rank(0);
+           for (const char *name : {"batch_axis", "time_axis"}) {
+             const int64_t axis = ctx.attrs().get_int(name, name[0] == 'b' ? 1 : 0);
+             if (axis < 0 || axis >= rank || rank < 2) ctx.fail(std::string(name) + " is outside the input's rank");
+           }
+           return std::vector<TensorType>{ctx.input(0)};
+         }, {}, OpPattern::Opaque});
+  r.add({"Det", [](const InferenceContext &ctx) {
+           const Shape &x = ctx.input(0).shape;
+           if (ctx.rank(0) < 2 || (x.back() != kUnknownDim && x[x.size() - 2] != kUnknownDim && x.back() != x[x.size() - 2]))
+             ctx.fail("X must end in square matrices, got " + ctx.input(0).to_string());
+           return std::vector<TensorType>{make_type(ctx.input(0).dtype, Shape(x.begin(), x.end() - 2))};
+         }, {}, OpPattern::Opaque});
   r.add({"GridSample", [](const InferenceContext &ctx) {
            if (ctx.rank(0) != 4 || ctx.rank(1) != 4)
              ctx.fail("X and grid must have rank 4 (2-D sampling), got " + ctx.input(0).to_string() + " and " +

@@ -9,6 +9,7 @@
 #include "executor/graph_executor.h"
 #include "executor/grid_sample.h"
 #include "executor/roi_align.h"
+#include "executor/spectral_ops.h"
 #include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
 
@@ -102,6 +103,36 @@ static Tensor determinant(const Tensor &x, const TensorType &type) {
   return out;
 }
 
+/// X's values written where I says, zeros elsewhere. I holds flat positions in the output
+/// of the default size (what the pooling read); a larger output_shape keeps each value at
+/// the same coordinates, as the ONNX reference does.
+static Tensor max_unpool(const HostOpContext &ctx, const TensorType &type) {
+  const Tensor &x = *ctx.inputs.at(0), &indices = *ctx.inputs.at(1);
+  const size_t spatial = x.shape().size() - 2;
+  const auto kernel = ctx.node.attributes.get_ints("kernel_shape");
+  const auto strides = ctx.node.attributes.get_ints("strides", std::vector<int64_t>(spatial, 1));
+  const auto pads = ctx.node.attributes.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  Shape pooled_from = {x.shape()[0], x.shape()[1]};
+  for (size_t d = 0; d < spatial; ++d)
+    pooled_from.push_back((x.shape()[2 + d] - 1) * strides[d] - pads[d] - pads[spatial + d] + kernel[d]);
+  Tensor out(type.dtype, type.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t at = indices.element_as_int64(i), flat = 0, stride = 1;
+    if (at < 0 || at >= shape_numel(pooled_from))
+      throw TesselException("index " + std::to_string(at) + " is outside the pooled input's " +
+                            std::to_string(shape_numel(pooled_from)) + " elements");
+    for (int64_t d = static_cast<int64_t>(pooled_from.size()) - 1; d >= 0; --d) {
+      const int64_t coordinate = at % pooled_from[d];
+      at /= pooled_from[d];
+      if (coordinate >= type.shape[d]) throw TesselException("output_shape is smaller than the pooled input");
+      flat += coordinate * stride;
+      stride *= type.shape[d];
+    }
+    out.set_element_from_double(flat, x.element_as_double(i));
+  }
+  return out;
+}
+
 Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vector<TensorType> &types) {
   const std::string &op = ctx.node.op_type;
   try {
@@ -124,6 +155,12 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
     if (op == "TopK") return run_topk(ctx, types);
     if (op == "ReverseSequence") return std::vector<Tensor>{reverse_sequence(ctx)};
     if (op == "Det") return std::vector<Tensor>{determinant(*ctx.inputs.at(0), types[0])};
+    if (op == "MaxUnpool") return std::vector<Tensor>{max_unpool(ctx, types[0])};
+    if (op == "DFT" || op == "STFT") {
+      auto spectrum = op == "DFT" ? run_dft(ctx, types[0]) : run_stft(ctx, types[0]);
+      if (!spectrum.ok()) return make_error("node '" + ctx.node.name + "' (" + op + "): " + spectrum.error().message);
+      return std::vector<Tensor>{spectrum.value()};
+    }
     if (op == "GridSample") {
       auto sampled = run_grid_sample(ctx, types[0]);
       if (!sampled.ok()) return make_error("node '" + ctx.node.name + "' (GridSample): " + sampled.error().message);

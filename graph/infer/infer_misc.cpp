@@ -78,6 +78,43 @@ void register_misc_ops(OpRegistry &r) {
              ctx.fail("X must end in square matrices, got " + ctx.input(0).to_string());
            return std::vector<TensorType>{make_type(ctx.input(0).dtype, Shape(x.begin(), x.end() - 2))};
          }, {}, OpPattern::Opaque});
+  r.add({"DFT", [](const InferenceContext &ctx) {
+           const int rank = ctx.rank(0);
+           Shape shape = ctx.input(0).shape;
+           int64_t axis = ctx.attrs().get_int("axis", 1);
+           if (axis < 0) axis += rank;
+           if (axis < 0 || axis >= rank - 1) ctx.fail("axis must name a signal axis, not the last");
+           int64_t length = ctx.has_input(1) ? ctx.ints_value(1).at(0) : shape[axis];
+           if (ctx.attrs().get_int("onesided", 0) != 0 && length != kUnknownDim) length = length / 2 + 1;
+           shape[axis] = length;
+           shape.back() = 2;
+           return std::vector<TensorType>{make_type(ctx.input(0).dtype, shape)};
+         }, {1}, OpPattern::Opaque});
+  r.add({"STFT", [](const InferenceContext &ctx) {
+           if (ctx.rank(0) != 3) ctx.fail("signal must be [batch, length, 1 or 2]");
+           const Shape &signal = ctx.input(0).shape;
+           const int64_t step = ctx.ints_value(1).at(0);
+           const int64_t frame_length = ctx.has_input(2) ? ctx.input(2).shape.at(0) : ctx.ints_value(3).at(0);
+           if (step < 1 || frame_length < 1 || frame_length > signal[1])
+             ctx.fail("frame_step and frame_length must be positive and the frame no longer than the signal");
+           const int64_t frames = 1 + (signal[1] - frame_length) / step;
+           const int64_t bins = ctx.attrs().get_int("onesided", 1) != 0 ? frame_length / 2 + 1 : frame_length;
+           return std::vector<TensorType>{make_type(ctx.input(0).dtype, {signal[0], frames, bins, 2})};
+         }, {1, 3}, OpPattern::Opaque});
+  r.add({"MaxUnpool", [](const InferenceContext &ctx) {
+           const Shape &x = ctx.input(0).shape;
+           const size_t spatial = x.size() - 2;
+           Shape out = {x[0], x[1]};
+           if (ctx.has_input(2)) return std::vector<TensorType>{make_type(ctx.input(0).dtype, ctx.ints_value(2))};
+           const auto kernel = ctx.attrs().get_ints("kernel_shape");
+           const auto strides = ctx.attrs().get_ints("strides", std::vector<int64_t>(spatial, 1));
+           const auto pads = ctx.attrs().get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+           if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
+             ctx.fail("kernel_shape, strides and pads must match the spatial rank");
+           for (size_t d = 0; d < spatial; ++d)
+             out.push_back((x[2 + d] - 1) * strides[d] - pads[d] - pads[spatial + d] + kernel[d]);
+           return std::vector<TensorType>{make_type(ctx.input(0).dtype, out)};
+         }, {2}, OpPattern::Opaque});
   r.add({"GridSample", [](const InferenceContext &ctx) {
            if (ctx.rank(0) != 4 || ctx.rank(1) != 4)
              ctx.fail("X and grid must have rank 4 (2-D sampling), got " + ctx.input(0).to_string() + " and " +

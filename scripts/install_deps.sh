@@ -10,6 +10,7 @@ build_packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata
   python3-onnx python3-numpy
+  clang-14 libclang-rt-14-dev
 )
 
 # The end-to-end tests export their models with PyTorch.

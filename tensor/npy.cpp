@@ -32,9 +32,8 @@ std::string header_field(const std::string &header, const std::string &key) {
 
 }  // namespace
 
-Result<Tensor> read_npy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open file");
+/// The .npy in `in`; errors start with `path` (a file's name, or what the bytes are).
+static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     return make_error(path + ": not an .npy file (bad magic)");
@@ -94,6 +93,17 @@ Result<Tensor> read_npy(const std::string &path) {
     return make_error(path + ": file is truncated (expected " + std::to_string(t.bytes()) + " data bytes for " +
                       t.type().to_string() + ")");
   return t;
+}
+
+Result<Tensor> read_npy(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": cannot open file");
+  return read_npy_stream(in, path);
+}
+
+Result<Tensor> parse_npy(const std::string &bytes, const std::string &name) {
+  std::istringstream in(bytes, std::ios::binary);
+  return read_npy_stream(in, name);
 }
 
 Result<void> write_npy(const std::string &path, const Tensor &tensor) {

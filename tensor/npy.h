@@ -9,6 +9,8 @@ namespace tessel {
 
 /// Reads an .npy file; errors name the file and what is wrong with it.
 Result<Tensor> read_npy(const std::string &path);
+/// The same from bytes in memory; errors start with `name`.
+Result<Tensor> parse_npy(const std::string &bytes, const std::string &name = "<bytes>");
 /// Writes a tensor as an .npy file (version 1.0).
 Result<void> write_npy(const std::string &path, const Tensor &tensor);
 

@@ -8,6 +8,12 @@
 
 namespace tessel {
 
+/// memcpy that accepts the null pointer an empty repeated field or string gives.
+static void copy_bytes(void *to, const void *from, size_t bytes) {
+  if (bytes) std::memcpy(to, from, bytes);
+}
+
+
 static Result<std::string> read_external_data(const onnx::TensorProto &proto,
                                               const std::string &base_dir, size_t expected) {
   std::string location;
@@ -53,7 +59,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
     if (data->size() != bytes)
       return make_error(label + ": external data holds " + std::to_string(data->size()) +
                         " bytes, expected " + std::to_string(bytes));
-    std::memcpy(tensor.data(), data->data(), bytes);
+    copy_bytes(tensor.data(), data->data(), bytes);
     return tensor;
   }
   if (proto.has_raw_data()) {
@@ -61,7 +67,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
       return make_error(label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
                         " bytes, expected " + std::to_string(bytes) + " for " +
                         tensor.type().to_string());
-    std::memcpy(tensor.data(), proto.raw_data().data(), bytes);
+    copy_bytes(tensor.data(), proto.raw_data().data(), bytes);
     return tensor;
   }
   auto count_error = [&](int64_t got) {
@@ -71,15 +77,15 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
   switch (dtype) {
     case DType::Float32:
       if (proto.float_data_size() != n) return count_error(proto.float_data_size());
-      std::memcpy(tensor.data(), proto.float_data().data(), bytes);
+      copy_bytes(tensor.data(), proto.float_data().data(), bytes);
       break;
     case DType::Float64:
       if (proto.double_data_size() != n) return count_error(proto.double_data_size());
-      std::memcpy(tensor.data(), proto.double_data().data(), bytes);
+      copy_bytes(tensor.data(), proto.double_data().data(), bytes);
       break;
     case DType::Int64:
       if (proto.int64_data_size() != n) return count_error(proto.int64_data_size());
-      std::memcpy(tensor.data(), proto.int64_data().data(), bytes);
+      copy_bytes(tensor.data(), proto.int64_data().data(), bytes);
       break;
     case DType::UInt32:
     case DType::UInt64:

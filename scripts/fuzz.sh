@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-30}
 build=${2:-$root/build-fuzz}
 work=${3:-$build/work}
-targets=(fuzz_npy fuzz_manifest_plan fuzz_tuning_log_line fuzz_schedule_text fuzz_onnx_import)
+targets=(fuzz_npy fuzz_manifest_plan fuzz_tuning_log_line fuzz_schedule_text fuzz_onnx_import fuzz_workload_text)
 
 cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null

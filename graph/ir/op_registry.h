@@ -51,7 +51,7 @@ struct OpSchema {
   /// are not of their first data input's type (Shape, comparisons, ArgMax ...). Used when
   /// `infer` cannot run because a shape is only known at run time; without it, outputs
   /// take the first data input's dtype.
-  std::function<DType(const InferenceContext &, size_t output)> output_dtype;
+  std::function<DType(const InferenceContext &, size_t output)> output_dtype = nullptr;
 };
 
 /// `schema` with an output_dtype rule.

@@ -13,9 +13,9 @@ build_packages=(
   clang-14 libclang-rt-14-dev
 )
 
-# The end-to-end tests export their models with PyTorch.
+# The end-to-end tests export their models with PyTorch, the model zoo with torchvision too.
 if [ "${TESSEL_WITH_TORCH:-0}" = 1 ]; then
-  build_packages+=(python3-torch)
+  build_packages+=(python3-torch python3-torchvision)
 fi
 
 # `tessel report`'s screenshot test renders the page with headless Chromium.

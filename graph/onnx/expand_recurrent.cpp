@@ -6,7 +6,7 @@
 
 #include "graph/infer/shape_inference.h"
 #include "graph/onnx/node_emitter.h"
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

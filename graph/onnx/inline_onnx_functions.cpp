@@ -21,11 +21,12 @@ int64_t default_opset(const onnx::ModelProto &model) {
   return opset;
 }
 
-/// The type of every named value ONNX's shape inference can tell.
-std::unordered_map<std::string, onnx::TypeProto> value_types(const onnx::ModelProto &model) {
+/// The type of every named value ONNX's shape inference can tell; only declared types when
+/// the model was not checked (ONNX's inference assumes a valid model and may crash on others).
+std::unordered_map<std::string, onnx::TypeProto> value_types(const onnx::ModelProto &model, bool checked) {
   onnx::ModelProto typed = model;
   try {
-    onnx::shape_inference::InferShapes(typed);
+    if (checked) onnx::shape_inference::InferShapes(typed);
   } catch (const std::exception &) {
     // Declared types only: a body that needs more will not be built.
   }
@@ -98,7 +99,8 @@ void resolve_attribute_defaults(const onnx::NodeProto &caller, const onnx::OpSch
 
 }  // namespace
 
-int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(const std::string &)> &is_supported) {
+int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(const std::string &)> &is_supported,
+                          bool checked) {
   const int64_t opset = default_opset(model);
   int inlined = 0;
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -106,7 +108,7 @@ int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(cons
     for (const auto &node : model.graph().node())
       wanted |= (node.domain().empty() || node.domain() == "ai.onnx") && !is_supported(node.op_type());
     if (!wanted) break;
-    const auto types = value_types(model);
+    const auto types = value_types(model, checked);
     onnx::GraphProto rebuilt = model.graph();
     rebuilt.clear_node();
     int this_round = 0;

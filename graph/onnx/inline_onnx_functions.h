@@ -18,6 +18,8 @@ namespace tessel {
 /// function body: a fixed one, or one ONNX builds from the node's input types (these come
 /// from ONNX's shape inference). Repeats while a body brings in more such nodes. Returns
 /// how many nodes it inlined; nodes without a body stay, for the import to report.
-int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(const std::string &)> &is_supported);
+/// `checked`: the model passed onnx::checker, so ONNX's shape inference may run on it.
+int inline_onnx_functions(onnx::ModelProto &model, const std::function<bool(const std::string &)> &is_supported,
+                          bool checked);
 
 }  // namespace tessel

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 

@@ -193,7 +193,7 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
   for (const auto &op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   try {
-    inline_onnx_functions(model, [](const std::string &op) { return find_op_schema(op) != nullptr; });
+    inline_onnx_functions(model, [](const std::string &op) { return find_op_schema(op) != nullptr; }, run_checker);
     Graph graph = GraphImporter(base_dir, opset).import(model.graph());
     graph.topological_order();  // reject cycles now, with the node's name
     auto recurrent_expanded = expand_recurrent_ops(std::move(graph));

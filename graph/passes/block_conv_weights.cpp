@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

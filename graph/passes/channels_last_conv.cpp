@@ -5,7 +5,7 @@
 
 #include "graph/fusion/fuse.h"
 #include "graph/ir/op_registry.h"
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

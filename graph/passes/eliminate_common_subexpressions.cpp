@@ -4,7 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 

@@ -1,6 +1,6 @@
 #include "graph/passes/eliminate_dead_code.h"
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 

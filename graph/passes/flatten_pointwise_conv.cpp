@@ -4,7 +4,7 @@
 #include <map>
 
 #include "graph/fusion/fuse.h"
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

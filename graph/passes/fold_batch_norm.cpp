@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 

@@ -1,6 +1,6 @@
 #include "graph/passes/fold_bias.h"
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

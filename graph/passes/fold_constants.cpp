@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "graph/infer/shape_inference.h"
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 

@@ -1,6 +1,6 @@
 #include "graph/passes/pack_weights.h"
 
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "graph/passes/block_conv_weights.h"
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 namespace tessel {
 namespace {

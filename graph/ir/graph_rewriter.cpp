@@ -1,4 +1,4 @@
-#include "graph/passes/graph_rewriter.h"
+#include "graph/ir/graph_rewriter.h"
 
 #include <algorithm>
 

@@ -108,6 +108,10 @@ std::vector<TensorType> infer_conv(const InferenceContext &ctx) {
       out.push_back(kUnknownDim);
       continue;
     }
+    // Sizes from a workload text or a model are untrusted: keep the arithmetic in range.
+    if (kernel[i] < 1 || kernel[i] > (int64_t{1} << 31) || dilations[i] < 1 || dilations[i] > (int64_t{1} << 31))
+      ctx.fail("kernel size " + std::to_string(kernel[i]) + " or dilation " + std::to_string(dilations[i]) +
+               " is out of range");
     const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
     int64_t size;
     if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {

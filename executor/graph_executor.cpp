@@ -1,10 +1,9 @@
 #include "executor/graph_executor.h"
 
 #include "executor/data_dependent_ops.h"
-#include "graph/fusion/fuse.h"
-
 #include "executor/host_ops.h"
 #include "executor/kernel_cache.h"
+#include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
 #include "graph/ir/op_registry.h"
 

@@ -10,6 +10,7 @@
 #include "executor/grid_sample.h"
 #include "executor/roi_align.h"
 #include "executor/spectral_ops.h"
+#include "executor/tfidf_vectorizer.h"
 #include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
 
@@ -156,10 +157,16 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
     if (op == "ReverseSequence") return std::vector<Tensor>{reverse_sequence(ctx)};
     if (op == "Det") return std::vector<Tensor>{determinant(*ctx.inputs.at(0), types[0])};
     if (op == "MaxUnpool") return std::vector<Tensor>{max_unpool(ctx, types[0])};
-    if (op == "DFT" || op == "STFT") {
-      auto spectrum = op == "DFT" ? run_dft(ctx, types[0]) : run_stft(ctx, types[0]);
+    if (op == "DFT" || op == "STFT" || op == "MelWeightMatrix") {
+      auto spectrum = op == "DFT" ? run_dft(ctx, types[0])
+                      : op == "STFT" ? run_stft(ctx, types[0]) : run_mel_weight_matrix(ctx, types[0]);
       if (!spectrum.ok()) return make_error("node '" + ctx.node.name + "' (" + op + "): " + spectrum.error().message);
       return std::vector<Tensor>{spectrum.value()};
+    }
+    if (op == "TfIdfVectorizer") {
+      auto counted = run_tfidf_vectorizer(ctx, types[0]);
+      if (!counted.ok()) return make_error("node '" + ctx.node.name + "' (TfIdfVectorizer): " + counted.error().message);
+      return std::vector<Tensor>{counted.value()};
     }
     if (op == "GridSample") {
       auto sampled = run_grid_sample(ctx, types[0]);

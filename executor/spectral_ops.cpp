@@ -86,4 +86,34 @@ Result<Tensor> run_stft(const HostOpContext &ctx, const TensorType &type) {
   return out;
 }
 
+/// Triangular filters on the mel scale: filter i rises linearly from bin edge i to edge
+/// i + 1 and falls to edge i + 2, where the num_mel_bins + 2 edges are spaced evenly in mel
+/// between the two frequencies and mapped to DFT bins by floor((dft_length + 1) * hz / rate).
+Result<Tensor> run_mel_weight_matrix(const HostOpContext &ctx, const TensorType &type) {
+  const int64_t mel_bins = ctx.inputs.at(0)->element_as_int64(0), dft_length = ctx.inputs.at(1)->element_as_int64(0);
+  const int64_t sample_rate = ctx.inputs.at(2)->element_as_int64(0);
+  const double lower_hz = ctx.inputs.at(3)->element_as_double(0), upper_hz = ctx.inputs.at(4)->element_as_double(0);
+  if (sample_rate <= 0) return make_error("sample_rate must be positive");
+  const auto to_mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  const double low_mel = to_mel(lower_hz), mel_step = (to_mel(upper_hz) - low_mel) / static_cast<double>(mel_bins + 2);
+  const int64_t spectrum_bins = dft_length / 2 + 1;
+  std::vector<int64_t> edges(mel_bins + 2);
+  for (int64_t i = 0; i < mel_bins + 2; ++i) {
+    const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * mel_step + low_mel) / 2595) - 1);
+    edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    if (edges[i] < 0 || edges[i] >= spectrum_bins)
+      return make_error("the frequency range maps outside the " + std::to_string(spectrum_bins) + " spectrum bins");
+  }
+  Tensor out(type.dtype, type.shape);
+  const auto set = [&](int64_t bin, int64_t filter, double w) { out.set_element_from_double(bin * mel_bins + filter, w); };
+  for (int64_t i = 0; i < mel_bins; ++i) {
+    const int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+    if (center == left) set(center, i, 1);
+    else
+      for (int64_t j = left; j <= center; ++j) set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+    for (int64_t j = center; j < right; ++j) set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+  }
+  return out;
+}
+
 }  // namespace tessel

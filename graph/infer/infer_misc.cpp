@@ -90,6 +90,30 @@ void register_misc_ops(OpRegistry &r) {
            shape.back() = 2;
            return std::vector<TensorType>{make_type(ctx.input(0).dtype, shape)};
          }, {1}, OpPattern::Opaque});
+  r.add(with_output_dtype({"MelWeightMatrix", [](const InferenceContext &ctx) {
+                             const int64_t mel_bins = ctx.ints_value(0).at(0), dft_length = ctx.ints_value(1).at(0);
+                             if (mel_bins < 1 || dft_length < 1 || dft_length > (int64_t{1} << 24) || mel_bins > (int64_t{1} << 16))
+                               ctx.fail("num_mel_bins and dft_length must be positive (and not absurd)");
+                             const DType dtype = static_cast<DType>(ctx.attrs().get_int("output_datatype", 1));
+                             if (!dtype_is_float(dtype)) ctx.fail("output_datatype must be a float type");
+                             return std::vector<TensorType>{make_type(dtype, {dft_length / 2 + 1, mel_bins})};
+                           }, {0, 1}, OpPattern::Opaque},
+                          [](const InferenceContext &ctx, size_t) {
+                            return static_cast<DType>(ctx.attrs().get_int("output_datatype", 1));
+                          }));
+  // Output positions come from the attributes alone: max(ngram_indexes) + 1 per row.
+  r.add(with_output_dtype({"TfIdfVectorizer", [](const InferenceContext &ctx) {
+                             const int rank = ctx.rank(0);
+                             if (rank != 1 && rank != 2) ctx.fail("the input must be [C] or [N, C]");
+                             const auto positions = ctx.attrs().get_ints("ngram_indexes", {});
+                             int64_t size = 0;
+                             for (int64_t p : positions) size = std::max(size, p + 1);
+                             if (size == 0 || size > (int64_t{1} << 24)) ctx.fail("ngram_indexes must give 1 to 2^24 output positions");
+                             Shape out = {size};
+                             if (rank == 2) out.insert(out.begin(), ctx.input(0).shape[0]);
+                             return std::vector<TensorType>{make_type(DType::Float32, out)};
+                           }, {}, OpPattern::Opaque},
+                          always_dtype(DType::Float32)));
   r.add({"STFT", [](const InferenceContext &ctx) {
            if (ctx.rank(0) != 3) ctx.fail("signal must be [batch, length, 1 or 2]");
            const Shape &signal = ctx.input(0).shape;

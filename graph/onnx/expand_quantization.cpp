@@ -124,6 +124,6 @@ bool is_quantized_op(const std::string &op_type) {
          op_type == "ConvInteger" || op_type == "QLinearMatMul" || op_type == "QLinearConv";
 }
 
-Result<Graph> expand_quantized_ops(Graph graph) { return expand_nodes(std::move(graph), is_quantized_op, expand_quantized); }
+Result<Graph> expand_quantized_ops(Graph graph) { return expand_nodes(std::move(graph), default_domain(is_quantized_op), expand_quantized); }
 
 }  // namespace tessel

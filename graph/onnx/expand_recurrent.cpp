@@ -344,6 +344,6 @@ Result<void> expand_node(GraphRewriter &rewriter, const Graph &typed, int n) {
 
 bool is_recurrent_op(const std::string &op_type) { return op_type == "LSTM" || op_type == "GRU" || op_type == "RNN"; }
 
-Result<Graph> expand_recurrent_ops(Graph graph) { return expand_nodes(std::move(graph), is_recurrent_op, expand_node); }
+Result<Graph> expand_recurrent_ops(Graph graph) { return expand_nodes(std::move(graph), default_domain(is_recurrent_op), expand_node); }
 
 }  // namespace tessel

@@ -35,13 +35,17 @@ int NodeEmitter::scalar(DType dtype, double v) { return rewriter_.add_constant(p
 
 int NodeEmitter::zeros(const Shape &dims) { return rewriter_.add_constant(prefix_ + "/zeros", Tensor(dtype_, dims)); }
 
-Result<Graph> expand_nodes(Graph graph, const std::function<bool(const std::string &)> &wanted,
-                           const ExpandNode &expand) {
+std::function<bool(const Node &)> default_domain(bool (*is_op)(const std::string &)) {
+  return [is_op](const Node &node) { return node.domain.empty() && is_op(node.op_type); };
+}
+
+Result<Graph> expand_nodes(Graph graph, const std::function<bool(const Node &)> &wanted, const ExpandNode &expand,
+                           TypesNeeded types) {
   std::vector<int> picked;
   for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (graph.nodes[n].domain.empty() && wanted(graph.nodes[n].op_type)) picked.push_back(static_cast<int>(n));
+    if (wanted(graph.nodes[n])) picked.push_back(static_cast<int>(n));
   if (picked.empty()) return graph;
-  auto typed = infer_shapes(graph);
+  auto typed = types == TypesNeeded::Yes ? infer_shapes(graph) : Result<Graph>(graph);
   if (!typed.ok()) return graph;
   return guarded([&]() -> Graph {
     GraphRewriter rewriter(std::move(graph));

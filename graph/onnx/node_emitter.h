@@ -66,13 +66,20 @@ class NodeEmitter {
   std::map<double, int> values_;
 };
 
-/// Replaces each top-level default-domain node that `wanted` picks: `expand` removes it and
-/// writes its replacement, reading sizes and dtypes from `typed` (the graph as static
-/// inference types it). A graph without such nodes comes back as it was, and so does one
-/// that inference fails on (the caller's own inference reports it). An expansion's error is
-/// returned naming the node.
+/// Whether an expansion reads inferred types (else `typed` is the graph as imported, with
+/// only its declared types).
+enum class TypesNeeded { Yes, No };
+
+/// Replaces each top-level node that `wanted` picks: `expand` removes it and writes its
+/// replacement, reading sizes and dtypes from `typed` (the graph as static inference types
+/// it). A graph without such nodes comes back as it was, and so does one that inference
+/// fails on (the caller's own inference reports it). An expansion's error is returned
+/// naming the node.
 using ExpandNode = std::function<Result<void>(GraphRewriter &rewriter, const Graph &typed, int node)>;
-Result<Graph> expand_nodes(Graph graph, const std::function<bool(const std::string &op_type)> &wanted,
-                           const ExpandNode &expand);
+Result<Graph> expand_nodes(Graph graph, const std::function<bool(const Node &node)> &wanted, const ExpandNode &expand,
+                           TypesNeeded types = TypesNeeded::Yes);
+
+/// A `wanted` for expand_nodes: default-domain nodes whose op type `is_op` accepts.
+std::function<bool(const Node &)> default_domain(bool (*is_op)(const std::string &op_type));
 
 }  // namespace tessel

@@ -9,6 +9,7 @@
 #include "graph/infer/shape_inference.h"
 #include "graph/onnx/expand_quantization.h"
 #include "graph/onnx/expand_recurrent.h"
+#include "graph/onnx/expand_training_ops.h"
 #include "graph/onnx/inline_onnx_functions.h"
 #include "graph/ir/op_registry.h"
 #include "graph/onnx/tensor_proto.h"
@@ -196,7 +197,9 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
     inline_onnx_functions(model, [](const std::string &op) { return find_op_schema(op) != nullptr; }, run_checker);
     Graph graph = GraphImporter(base_dir, opset).import(model.graph());
     graph.topological_order();  // reject cycles now, with the node's name
-    auto recurrent_expanded = expand_recurrent_ops(std::move(graph));
+    auto training_expanded = expand_training_ops(std::move(graph));
+    if (!training_expanded.ok()) return training_expanded.error();
+    auto recurrent_expanded = expand_recurrent_ops(std::move(training_expanded).value());
     if (!recurrent_expanded.ok()) return recurrent_expanded.error();
     return expand_quantized_ops(std::move(recurrent_expanded).value());
   } catch (const std::exception &e) {

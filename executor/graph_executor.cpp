@@ -70,6 +70,7 @@ Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std:
   HostOpContext host{node, opset, inputs, scope, target};
   if (node.op_type == "If") return run_if(host);
   if (node.op_type == "Loop") return run_loop(host);
+  if (node.op_type == "Scan") return run_scan(host);
 
   std::vector<TensorType> in_types;
   for (const Tensor *t : inputs) in_types.push_back(t ? t->type() : TensorType{});

@@ -29,5 +29,7 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
 /// Control flow (control_flow.cpp).
 Result<std::vector<Tensor>> run_if(const HostOpContext &ctx);
 Result<std::vector<Tensor>> run_loop(const HostOpContext &ctx);
+/// Scan (scan.cpp).
+Result<std::vector<Tensor>> run_scan(const HostOpContext &ctx);
 
 }  // namespace tessel

@@ -18,7 +18,7 @@ bool is_view_op(const std::string &op_type) {
 }
 
 bool runs_on_host(const std::string &op_type) {
-  static const std::set<std::string> host = {"Constant", "Shape", "Size", "TopK", "RoiAlign", "GridSample", "ReverseSequence", "Det", "MaxUnpool", "DFT", "STFT", "MelWeightMatrix", "TfIdfVectorizer", "If", "Loop"};
+  static const std::set<std::string> host = {"Constant", "Shape", "Size", "TopK", "RoiAlign", "GridSample", "ReverseSequence", "Det", "MaxUnpool", "DFT", "STFT", "MelWeightMatrix", "TfIdfVectorizer", "If", "Loop", "Scan"};
   return is_view_op(op_type) || host.count(op_type) != 0 || output_shape_depends_on_values(op_type);
 }
 

@@ -483,6 +483,44 @@ Types infer_loop(const InferenceContext &ctx) {
   return out;
 }
 
+/// Scan: the final states keep the initial states' types; each scan output stacks the
+/// body's per-iteration output along its scan_output_axes entry. Opset 8's Scan has a
+/// leading optional sequence_lens input and a batch axis 0 on every input and output.
+Types infer_scan(const InferenceContext &ctx) {
+  const auto body = ctx.attrs().get_graph("body");
+  const bool batched = ctx.opset < 9;
+  const size_t first = batched ? 1 : 0;
+  const int64_t num_scan = ctx.attrs().get_int("num_scan_inputs");
+  if (num_scan < 1 || ctx.input_types.size() < first + static_cast<size_t>(num_scan))
+    ctx.fail("num_scan_inputs must be between 1 and the number of inputs");
+  const size_t num_states = ctx.input_types.size() - first - num_scan;
+  const Types body_out = body_output_types(*body);
+  if (body_out.size() < num_states) ctx.fail("the body has fewer outputs than the scan has states");
+  const TensorType &scanned = ctx.input(first + num_states);
+  int64_t axis = batched ? 1 : ctx.attrs().get_ints("scan_input_axes", {0}).at(0);
+  if (axis < 0) axis += ctx.rank(first + num_states);
+  if (axis < 0 || axis >= ctx.rank(first + num_states)) ctx.fail("scan_input_axes is outside the scan input's rank");
+  const int64_t length = scanned.shape[axis];
+  Types out;
+  for (size_t i = 0; i < num_states; ++i) out.push_back(ctx.input(first + i));
+  const auto out_axes = ctx.attrs().get_ints("scan_output_axes", {});
+  for (size_t i = num_states; i < body_out.size(); ++i) {
+    const TensorType &per_iteration = body_out[i];
+    TensorType stacked{per_iteration.dtype, per_iteration.shape, per_iteration.rank_known};
+    if (stacked.rank_known) {
+      const int64_t rank = static_cast<int64_t>(stacked.shape.size()) + 1;
+      int64_t at = batched ? 0 : (i - num_states < out_axes.size() ? out_axes[i - num_states] : 0);
+      if (at < 0) at += rank;
+      if (at < 0 || at >= rank) ctx.fail("scan_output_axes is outside the scan output's rank");
+      stacked.shape.insert(stacked.shape.begin() + at, length);
+      if (batched) stacked.shape.insert(stacked.shape.begin(), scanned.shape[0]);
+    }
+    out.push_back(stacked);
+  }
+  out.resize(ctx.num_outputs);
+  return out;
+}
+
 }  // namespace
 
 void register_shape_ops(OpRegistry &r) {
@@ -518,6 +556,7 @@ void register_shape_ops(OpRegistry &r) {
   r.add({"Trilu", infer_trilu, {1}, OpPattern::Injective});
   r.add({"If", infer_if, {}, OpPattern::Opaque});
   r.add({"Loop", infer_loop, {}, OpPattern::Opaque});
+  r.add({"Scan", infer_scan, {}, OpPattern::Opaque});
 }
 
 }  // namespace tessel

@@ -86,7 +86,7 @@ void add_variadic(ComputeRegistry &r, const std::string &op) {
   r.add(op, [op](const ComputeContext &ctx) {
     const TensorType &out = ctx.output_type(0);
     return std::vector<TensorFunc>{define_tensor(ctx.node.name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
-      const bool widen = out.dtype == DType::Float16;
+      const bool widen = out.dtype == DType::Float16 || out.dtype == DType::BFloat16;
       auto read = [&](size_t k) {
         Expr e = broadcast_read(ctx.input(k), i);
         return widen ? Halide::cast(Halide::Float(32), e) : e;

@@ -20,6 +20,7 @@ Halide::Type halide_type(DType dtype) {
     case DType::Float32: return Halide::Float(32);
     case DType::Float64: return Halide::Float(64);
     case DType::Float16: return Halide::Float(16);
+    case DType::BFloat16: return Halide::BFloat(16);
     case DType::Int8: return Halide::Int(8);
     case DType::Int16: return Halide::Int(16);
     case DType::Int32: return Halide::Int(32);

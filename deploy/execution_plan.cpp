@@ -327,6 +327,77 @@ class PlanParser {
 
 }  // namespace
 
+Result<void> check_data_flow(const ExecutionPlan &plan, const std::vector<int> &kernel_outputs) {
+  std::map<int, const PlanTensor *> by_id;
+  for (const PlanTensor &t : plan.tensors) by_id[t.id] = &t;
+  const auto root_of = [&](int id) {
+    const PlanTensor *t = by_id.at(id);
+    while (t->location == Location::View) t = by_id.at(static_cast<int>(t->argument));
+    return t;
+  };
+  const auto describe = [&](int id) { return "tensor " + std::to_string(id) + " (" + by_id.at(id)->name + ")"; };
+  // Storage (root tensor ids) whose bytes hold the value the plan says.
+  std::set<int> valid;
+  for (const PlanTensor &t : plan.tensors)
+    if (t.location == Location::Input || t.location == Location::Weight) valid.insert(t.id);
+  const auto range_of = [](const PlanTensor *t) {
+    return std::pair<int64_t, int64_t>{t->argument, t->argument + *artifact_tensor_bytes(t->dtype, t->shape)};
+  };
+  std::vector<const PlanTensor *> arena;
+  for (const PlanTensor &t : plan.tensors)
+    if (t.location == Location::Arena) arena.push_back(&t);
+  const auto write = [&](int id) {
+    const PlanTensor *root = root_of(id);
+    valid.insert(root->id);
+    if (root->location != Location::Arena) return;
+    // The compiler gives a view or an in-place result the bytes of the tensor it replaces:
+    // an arena tensor with the same bytes and dtype now holds this value too; any other
+    // tensor sharing some of these bytes was overwritten.
+    const auto [begin, end] = range_of(root);
+    for (const PlanTensor *other : arena) {
+      if (other == root) continue;
+      const auto [other_begin, other_end] = range_of(other);
+      if (other_begin == begin && other_end == end && other->dtype == root->dtype) valid.insert(other->id);
+      else if (begin < other_end && other_begin < end) valid.erase(other->id);
+    }
+  };
+  size_t kernel_index = 0;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    std::vector<int> reads, writes;
+    std::string what;
+    if (const CopyStep *c = std::get_if<CopyStep>(&plan.steps[s])) {
+      reads = {c->source};
+      writes = {c->destination};
+      what = "copy";
+    } else {
+      const KernelStep &k = std::get<KernelStep>(plan.steps[s]);
+      if (kernel_index >= kernel_outputs.size()) return make_error("plan.txt: more kernel steps than kernels described");
+      const int outputs = kernel_outputs[kernel_index++];
+      if (outputs < 1 || outputs > static_cast<int>(k.args.size()))
+        return make_error("plan.txt: kernel " + k.symbol + " writes " + std::to_string(outputs) + " of its " +
+                          std::to_string(k.args.size()) + " arguments");
+      reads.assign(k.args.begin(), k.args.end() - outputs);
+      writes.assign(k.args.end() - outputs, k.args.end());
+      what = "kernel " + k.symbol;
+    }
+    for (int id : reads)
+      if (!valid.count(root_of(id)->id))
+        return make_error("plan.txt: step " + std::to_string(s + 1) + " (" + what + ") reads " + describe(id) +
+                          ", which no earlier step wrote (or a later write overwrote it)");
+    for (int id : writes) {
+      const Location l = root_of(id)->location;
+      if (l == Location::Input || l == Location::Weight)
+        return make_error("plan.txt: step " + std::to_string(s + 1) + " (" + what + ") writes " + describe(id) +
+                          ", whose bytes are " + (l == Location::Input ? "a caller's input" : "read-only weights"));
+      write(id);
+    }
+  }
+  for (int id : plan.outputs)
+    if (!valid.count(root_of(id)->id))
+      return make_error("plan.txt: output " + describe(id) + " is never written (or is overwritten before the end)");
+  return {};
+}
+
 std::optional<DType> parse_artifact_dtype(const std::string &name) {
   static const DType kAllowed[] = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64, DType::Int8,
                                    DType::Int16,   DType::Int32,   DType::Int64,    DType::UInt8,   DType::UInt16,

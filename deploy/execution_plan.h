@@ -56,6 +56,14 @@ std::string to_text(const ExecutionPlan &plan);
 /// dtype and element count, copies between equal sizes. Errors name the line.
 Result<ExecutionPlan> parse_plan(const std::string &text);
 
+/// Proves the plan's data flow, given how many of each kernel step's arguments it writes
+/// (its last ones; `kernel_outputs[i]` for the i-th kernel step, from the kernel's own
+/// metadata): every tensor a step reads holds bytes an input, weights.bin or an earlier step
+/// put there, not overwritten since by a step writing overlapping arena bytes; every output
+/// is written. A plan that drops or reorders a step fails here instead of running on stale
+/// memory.
+Result<void> check_data_flow(const ExecutionPlan &plan, const std::vector<int> &kernel_outputs);
+
 /// Percent-encoding of names as ARTIFACT.md says, and its inverse (error on a bad escape).
 std::string encode_plan_name(const std::string &name);
 Result<std::string> decode_plan_name(const std::string &text);

@@ -220,6 +220,8 @@ struct Module::Impl {
   Result<void> open_library(const std::string &file, const ModuleOptions &options);
   Result<void> check_plan_fits(const ExecutionPlan &plan) const;
   Result<void> build_steps(const ExecutionPlan &plan);
+  /// How many of kernel step k's arguments it writes, from the kernel's Halide metadata.
+  Result<int> kernel_outputs(const KernelStep &k) const;
   Result<void> allocate_device();
   void execute(const void *const *in, void *const *out);
   void execute_on_gpu(const void *const *in, void *const *out);
@@ -377,7 +379,29 @@ Result<void> Module::Impl::check_plan_fits(const ExecutionPlan &plan) const {
   return {};
 }
 
+Result<int> Module::Impl::kernel_outputs(const KernelStep &k) const {
+  // Halide writes a description of every kernel's arguments next to it: what the plan passes
+  // must be what the kernel takes, inputs first, then the buffers it writes.
+  const std::string entry = k.symbol + "_metadata";
+  auto describe = reinterpret_cast<const halide_filter_metadata_t *(*)()>(::dlsym(library, entry.c_str()));
+  const halide_filter_metadata_t *metadata = describe ? describe() : nullptr;
+  if (!metadata) return make_error("kernels.so has no " + entry + " (kernel " + k.symbol + " of plan.txt)");
+  if (metadata->num_arguments != static_cast<int>(k.args.size()))
+    return make_error("kernel " + k.symbol + " takes " + std::to_string(metadata->num_arguments) +
+                      " arguments, plan.txt passes " + std::to_string(k.args.size()));
+  int outputs = 0;
+  for (int i = 0; i < metadata->num_arguments; ++i) {
+    const bool output = metadata->arguments[i].kind == halide_argument_kind_output_buffer;
+    if (!output && metadata->arguments[i].kind != halide_argument_kind_input_buffer)
+      return make_error("kernel " + k.symbol + " takes a scalar argument; plan.txt passes only buffers");
+    if (!output && outputs > 0) return make_error("kernel " + k.symbol + " takes an input after an output");
+    outputs += output;
+  }
+  return outputs;
+}
+
 Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
+  std::vector<int> outputs_per_kernel;
   std::map<int, const PlanTensor *> by_id;
   for (const PlanTensor &t : plan.tensors) by_id[t.id] = &t;
 
@@ -421,6 +445,9 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
     const std::string entry = k.symbol + "_argv";
     call.entry = reinterpret_cast<int (*)(void **)>(::dlsym(library, entry.c_str()));
     if (!call.entry) return fail("kernels.so has no " + entry + " (kernel " + k.symbol + " of plan.txt)");
+    auto written = kernel_outputs(k);
+    if (!written.ok()) return fail(written.error().message);
+    outputs_per_kernel.push_back(written.value());
     for (int id : k.args) {
       const PlanTensor &t = *by_id.at(id);
       const int rank = static_cast<int>(t.shape.size());
@@ -458,6 +485,7 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
     steps.push_back({true, kernels.size()});
     kernels.push_back(std::move(call));  // moving the vectors keeps their heap storage in place
   }
+  if (Result<void> flow = check_data_flow(plan, outputs_per_kernel); !flow.ok()) return fail(flow.error().message);
   return {};
 }
 

@@ -42,7 +42,7 @@ std::string dtype_name(DType type) {
 }
 
 bool dtype_is_supported(DType type) {
-  return type != DType::Undefined && type != DType::String && type != DType::BFloat16 &&
+  return type != DType::Undefined && type != DType::String &&
          dtype_size(type) != 0;
 }
 

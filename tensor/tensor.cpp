@@ -146,6 +146,7 @@ static auto visit_element(DType dtype, const void *base, int64_t i, F &&f) {
     case DType::Float32: return f(static_cast<const float *>(base)[i]);
     case DType::Float64: return f(static_cast<const double *>(base)[i]);
     case DType::Float16: return f(half_to_float(static_cast<const uint16_t *>(base)[i]));
+    case DType::BFloat16: return f(bfloat16_to_float(static_cast<const uint16_t *>(base)[i]));
     case DType::Int8: return f(static_cast<const int8_t *>(base)[i]);
     case DType::Int16: return f(static_cast<const int16_t *>(base)[i]);
     case DType::Int32: return f(static_cast<const int32_t *>(base)[i]);
@@ -178,6 +179,7 @@ void Tensor::set_element_from_double(int64_t i, double v) {
     case DType::Float32: data_as<float>()[i] = static_cast<float>(v); break;
     case DType::Float64: data_as<double>()[i] = v; break;
     case DType::Float16: data_as<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
+    case DType::BFloat16: data_as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v)); break;
     case DType::Int8: data_as<int8_t>()[i] = static_cast<int8_t>(v); break;
     case DType::Int16: data_as<int16_t>()[i] = static_cast<int16_t>(v); break;
     case DType::Int32: data_as<int32_t>()[i] = static_cast<int32_t>(v); break;
@@ -228,6 +230,23 @@ float half_to_float(uint16_t h) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
+}
+
+float bfloat16_to_float(uint16_t b) {
+  const uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  // NaN stays NaN (a quiet one): rounding could carry its payload into the exponent.
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  // Round to nearest, ties to even, on the 16 bits dropped.
+  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>((x + rounding) >> 16);
 }
 
 uint16_t float_to_half(float f) {

@@ -105,5 +105,8 @@ std::string tensor_canonical_text(const Tensor &t);
 /// float16 <-> float32 conversion (IEEE half), used for I/O and host ops.
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
+/// bfloat16 is float32's upper half; the narrowing rounds to nearest even.
+float bfloat16_to_float(uint16_t b);
+uint16_t float_to_bfloat16(float f);
 
 }  // namespace tessel

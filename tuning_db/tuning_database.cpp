@@ -203,7 +203,8 @@ Result<TuningDatabase> TuningDatabase::connect(const std::string &path, const Da
   return database;
 }
 
-TuningDatabase::TuningDatabase(TuningDatabase &&other) noexcept : db_(other.db_), path_(std::move(other.path_)) {
+TuningDatabase::TuningDatabase(TuningDatabase &&other) noexcept
+    : db_(other.db_), path_(std::move(other.path_)), warnings_(std::move(other.warnings_)) {
   other.db_ = nullptr;
 }
 
@@ -364,10 +365,30 @@ Result<std::vector<TuningRecord>> TuningDatabase::fastest_ok(const std::string &
   auto query = SqliteStatement::prepare(db_, path_,
                                         "SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
                                         "WHERE r.workload_key = ?1 AND r.target_id = ?2 AND r.status = 'ok' "
-                                        "ORDER BY r.median_seconds, r.id LIMIT ?3");
+                                        "ORDER BY r.median_seconds, r.id");
   if (!query.ok()) return query.error();
-  query->bind(1, workload_key).bind(2, *target_id.value()).bind(3, limit);
-  return collect_records(query.value(), db_, path_);
+  query->bind(1, workload_key).bind(2, *target_id.value());
+  // One damaged row must not take the whole database down: it is skipped, named in a
+  // warning, and the next fastest is used.
+  std::vector<TuningRecord> records;
+  while (static_cast<int64_t>(records.size()) < limit) {
+    const int code = query->step();
+    if (code == SQLITE_DONE) break;
+    if (code != SQLITE_ROW) return sqlite_error(db_, code, path_, "read records");
+    auto record = read_record(query.value(), path_);
+    if (!record.ok()) {
+      warnings_.push_back("skipped " + record.error().message);
+      continue;
+    }
+    records.push_back(std::move(record.value()));
+  }
+  return records;
+}
+
+std::vector<std::string> TuningDatabase::take_warnings() const {
+  std::vector<std::string> taken;
+  taken.swap(warnings_);
+  return taken;
 }
 
 Result<std::optional<TuningRecord>> TuningDatabase::best(const std::string &workload_key,

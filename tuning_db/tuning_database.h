@@ -96,6 +96,7 @@ class TuningDatabase : public BestRecordSource {
                           const std::string &schedule_hash) const;
 
   Result<std::optional<TuningRecord>> best(const std::string &workload_key, const std::string &target) const override;
+  std::vector<std::string> take_warnings() const override;
   /// The k fastest ok records, fastest first (the tuner's seeds).
   Result<std::vector<TuningRecord>> top_k(const std::string &workload_key, const std::string &target, int k) const;
   Result<std::vector<TuningRecord>> fastest(const std::string &workload_key, const std::string &target,
@@ -132,6 +133,8 @@ class TuningDatabase : public BestRecordSource {
                                                int64_t limit) const;
 
   sqlite3 *db_ = nullptr;
+  /// Records fastest_ok() skipped because they could not be read, until take_warnings().
+  mutable std::vector<std::string> warnings_;
   std::string path_;
 };
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
+#include "base/path_inside.h"
 #include "graph/infer/shape_inference.h"
 #include "graph/onnx/expand_quantization.h"
 #include "graph/onnx/expand_recurrent.h"
@@ -166,6 +168,44 @@ class GraphImporter {
   int64_t opset_;
 };
 
+/// Points every external-data location in `graph` (nested graphs included) at its real
+/// path inside `base_dir`: the ONNX checker looks the files up itself, relative to the
+/// current directory. Fails on a location outside the model's folder.
+void anchor_external_data(onnx::GraphProto &graph, const std::string &base_dir) {
+  const auto anchor = [&](onnx::TensorProto &tensor) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+    for (auto &entry : *tensor.mutable_external_data()) {
+      if (entry.key() != "location") continue;
+      auto real = resolve_inside(base_dir, entry.value(), "tensor '" + tensor.name() + "': external data file");
+      if (!real.ok()) throw TesselException(real.error().message);
+      entry.set_value(real.value());
+    }
+  };
+  for (auto &tensor : *graph.mutable_initializer()) anchor(tensor);
+  for (auto &node : *graph.mutable_node())
+    for (auto &attribute : *node.mutable_attribute()) {
+      if (attribute.has_t()) anchor(*attribute.mutable_t());
+      for (auto &tensor : *attribute.mutable_tensors()) anchor(tensor);
+      if (attribute.has_g()) anchor_external_data(*attribute.mutable_g(), base_dir);
+      for (auto &body : *attribute.mutable_graphs()) anchor_external_data(body, base_dir);
+    }
+}
+
+bool has_external_data(const onnx::GraphProto &graph) {
+  for (const auto &tensor : graph.initializer())
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  for (const auto &node : graph.node())
+    for (const auto &attribute : node.attribute()) {
+      if (attribute.has_t() && attribute.t().data_location() == onnx::TensorProto::EXTERNAL) return true;
+      for (const auto &tensor : attribute.tensors())
+        if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return true;
+      if (attribute.has_g() && has_external_data(attribute.g())) return true;
+      for (const auto &body : attribute.graphs())
+        if (has_external_data(body)) return true;
+    }
+  return false;
+}
+
 std::string folder_of(const std::string &path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
@@ -181,8 +221,17 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
     return make_error("not a valid ONNX model (the protobuf is truncated or corrupt)");
   if (!model.has_graph()) return make_error("not a valid ONNX model (it has no graph)");
   if (run_checker) {
+    std::optional<onnx::ModelProto> anchored;
+    if (has_external_data(model.graph())) {
+      anchored = model;  // only the protobuf: external weights stay in their files
+      try {
+        anchor_external_data(*anchored->mutable_graph(), base_dir);
+      } catch (const TesselException &e) {
+        return make_error(e.what());
+      }
+    }
     try {
-      onnx::checker::check_model(model);
+      onnx::checker::check_model(anchored ? *anchored : model);
     } catch (const std::exception &e) {
       std::string msg = e.what();
       // The checker appends a multi-line dump of the offending proto; keep the first line.

@@ -1,9 +1,12 @@
 #include "graph/onnx/tensor_proto.h"
 
+#include <charconv>
 #include <cstring>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
+#include "base/path_inside.h"
 #include "onnx/onnx_pb.h"
 
 namespace tessel {
@@ -14,28 +17,50 @@ static void copy_bytes(void *to, const void *from, size_t bytes) {
 }
 
 
+/// A non-negative decimal external-data field, or nothing.
+static std::optional<int64_t> parse_size_field(const std::string &text) {
+  int64_t value = 0;
+  const char *end = text.data() + text.size();
+  auto [at, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || at != end || value < 0) return std::nullopt;
+  return value;
+}
+
 static Result<std::string> read_external_data(const onnx::TensorProto &proto,
                                               const std::string &base_dir, size_t expected) {
+  const std::string label = "tensor '" + proto.name() + "'";
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto &entry : proto.external_data()) {
-    if (entry.key() == "location") location = entry.value();
-    else if (entry.key() == "offset") offset = std::stoll(entry.value());
-    else if (entry.key() == "length") length = std::stoll(entry.value());
+    if (entry.key() == "location") {
+      location = entry.value();
+      continue;
+    }
+    if (entry.key() != "offset" && entry.key() != "length") continue;
+    const auto value = parse_size_field(entry.value());
+    if (!value)
+      return make_error(label + ": external data " + entry.key() + " '" + entry.value() +
+                        "' is not a non-negative integer");
+    (entry.key() == "offset" ? offset : length) = *value;
   }
-  if (location.empty() || location.find("..") != std::string::npos || location[0] == '/')
-    return make_error("tensor '" + proto.name() + "': external data location '" + location +
-                      "' must be a relative path inside the model's folder");
-  const std::string path = base_dir.empty() ? location : base_dir + "/" + location;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error("tensor '" + proto.name() + "': cannot open external data file " + path);
+  // Symbolic links included: nothing outside the model's folder is read.
+  auto path = resolve_inside(base_dir.empty() ? "." : base_dir, location, label + ": external data file");
+  if (!path.ok()) return path.error();
+  std::ifstream file(path.value(), std::ios::binary);
+  if (!file) return make_error(label + ": cannot open external data file " + path.value());
   if (length < 0) length = static_cast<int64_t>(expected);
+  if (static_cast<uint64_t>(length) != expected)
+    return make_error(label + ": external data length " + std::to_string(length) + " does not match the " +
+                      std::to_string(expected) + " bytes of its type and shape");
+  file.seekg(0, std::ios::end);
+  const int64_t size = static_cast<int64_t>(file.tellg());
+  if (offset > size || length > size - offset)
+    return make_error(label + ": external data file " + path.value() + " is shorter than offset+length");
   std::string bytes(static_cast<size_t>(length), '\0');
   file.seekg(offset);
   file.read(bytes.data(), length);
   if (file.gcount() != length)
-    return make_error("tensor '" + proto.name() + "': external data file " + path +
-                      " is shorter than offset+length");
+    return make_error(label + ": external data file " + path.value() + " is shorter than offset+length");
   return bytes;
 }
 
@@ -96,6 +121,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
       }
       break;
     case DType::Float16:
+    case DType::BFloat16:
       // Stored as the raw 16-bit patterns in int32_data.
       if (proto.int32_data_size() != n) return count_error(proto.int32_data_size());
       for (int64_t i = 0; i < n; ++i)

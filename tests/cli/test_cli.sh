@@ -39,6 +39,21 @@ expect 0 "FLOPs" -- "$tessel" inspect "$model" --dot "$tmp/model.dot"
 grep -q "^digraph" "$tmp/model.dot" || { echo "FAILED: --dot wrote no digraph"; failures=$((failures + 1)); }
 expect 0 "^digraph" -- "$tessel" inspect "$model" --dot -
 expect 0 "FLOPs" -- "$tessel" inspect "$model" --skip-pass pack_weights
+# A model with external data runs from any working directory (the checker once looked the
+# data file up relative to the current one).
+mkdir -p "$tmp/external"
+/usr/bin/python3 - "$tmp/external/m.onnx" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save_model
+w = numpy_helper.from_array(np.full((2, 2), 3, np.float32), "w")
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])
+graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "add", [x], [y], [w])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+save_model(model, sys.argv[1], save_as_external_data=True, location="w.bin", size_threshold=0)
+PY
+expect 0 "median latency" -- bash -c "cd / && '$tessel' run '$tmp/external/m.onnx' --repeat 1"
 
 
 # Schedules, tuning and the database.
@@ -65,6 +80,22 @@ expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 6 --batch 3 -
 expect 0 "records +(1[0-9]|[2-9][0-9])" -- "$tessel" db stats --db "$tmp/tune.db"
 expect 0 "fused groups run tuned schedules" -- "$tessel" run "$model" --db "$tmp/tune.db" --repeat 2
 expect 0 "" -- "$tessel" db export --db "$tmp/tune.db" -o "$tmp/log.jsonl"
+# A damaged record costs that record, not the database: compile skips it with a warning and
+# deploys the next best; run --db on a database it cannot read says so.
+cp "$tmp/tune.db" "$tmp/damaged.db"
+/usr/bin/python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(\"UPDATE records SET timings = 'not json' WHERE id = (SELECT id FROM records WHERE status = 'ok' ORDER BY median_seconds LIMIT 1)\")
+db.commit()" "$tmp/damaged.db"
+expect 0 "warning: skipped .*damaged.db: record [0-9]+: malformed timings" -- "$tessel" compile "$model" --db "$tmp/damaged.db" -o "$tmp/damaged.tsl"
+cp "$tmp/tune.db" "$tmp/no_records.db"
+/usr/bin/python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute('DROP TABLE records')
+db.commit()" "$tmp/no_records.db"
+expect 0 "warning: cannot read tuning records .*no_records.db.*default schedules" -- "$tessel" run "$model" --db "$tmp/no_records.db" --repeat 1
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
 expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --failed --keep-best 1
 expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5

@@ -180,6 +180,24 @@ int add_wrong_argv(void **args) {
 }
 int add_crash_argv(void **args) { *(volatile int *)(uintptr_t)8 = 1; return 0; }
 int add_hang_argv(void **args) { for (volatile int spin = 1; spin;) {} return 0; }
+/* What Halide writes next to each kernel: its arguments' kinds (1 input, 2 output buffer). */
+struct argument { const char *name; int32_t kind, dimensions; struct type type; const void *scalars[4];
+                  const int64_t *estimates; };
+struct metadata { int32_t version, num_arguments; const struct argument *arguments; const char *target, *name; };
+static const struct argument two_in_one_out[] = {{"a", 1, 2}, {"b", 1, 2}, {"out", 2, 2}};
+static const struct argument one_in_one_out[] = {{"a", 1, 2}, {"out", 2, 1}};
+#define DESCRIBED(kernel, arguments, count) \
+  const struct metadata *kernel##_metadata(void) { \
+    static const struct metadata m = {1, count, arguments, "host", #kernel}; \
+    return &m; \
+  }
+DESCRIBED(add, two_in_one_out, 3)
+DESCRIBED(add_again, two_in_one_out, 3)
+DESCRIBED(add_wrong, two_in_one_out, 3)
+DESCRIBED(add_crash, two_in_one_out, 3)
+DESCRIBED(add_hang, two_in_one_out, 3)
+DESCRIBED(describe, one_in_one_out, 2)
+DESCRIBED(fail, one_in_one_out, 2)
 )";
 
 // Compiles kFakeKernels with the system C compiler; empty when there is none.
@@ -350,6 +368,41 @@ TEST_CASE("plan: each check fails naming the line", "[deploy]") {
   expect(head + "tensor 2 z float32 1 -4 arena 0\n" + io, 4, "non-negative");
   expect(head + "tensor 2 z float32 1 5 arena 0\n" + io + "copy 2 1\n", 7, "different sizes");
   expect(head + "tensor 2 z%4 float32 1 4 arena 0\n" + io, 4, "bad escape");
+}
+
+TEST_CASE("plan: data flow: what a step reads was written, what the model returns too", "[deploy]") {
+  // x (input) -> a (arena 0) -> b (arena 16) -> y (output); c has a's bytes (an alias, as
+  // the compiler gives a Flatten), d overlaps them.
+  const std::string head =
+      "tessel-plan 1\n"
+      "tensor 0 x float32 1 4 input 0\n"
+      "tensor 1 y float32 1 4 output 0\n"
+      "tensor 2 a float32 1 4 arena 0\n"
+      "tensor 3 b float32 1 4 arena 16\n"
+      "tensor 4 c float32 1 4 arena 0\n"
+      "tensor 5 av float32 2 2 2 view 2\n"
+      "tensor 6 d float32 1 4 arena 8\n"
+      "input 0 0\noutput 0 1\n";
+  auto flow = [&](const std::string &steps, std::vector<int> outputs) {
+    auto plan = parse_plan(head + steps);
+    REQUIRE(plan.ok());
+    return check_data_flow(plan.value(), outputs);
+  };
+  auto refused = [&](const std::string &steps, std::vector<int> outputs, const std::string &what) {
+    auto r = flow(steps, std::move(outputs));
+    INFO(steps);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains(what));
+  };
+  CHECK(flow("kernel f 2 0 2\nkernel g 2 5 3\nkernel h 2 3 1\n", {1, 1, 1}).ok());  // a read through its view
+  refused("kernel g 2 2 3\nkernel h 2 3 1\n", {1, 1}, "step 1 (kernel g) reads tensor 2 (a), which no earlier step wrote");
+  CHECK(flow("kernel f 2 0 4\nkernel g 2 2 3\nkernel h 2 3 1\n", {1, 1, 1}).ok());  // a is c's alias
+  refused("kernel f 2 0 2\nkernel f 2 0 6\nkernel g 2 2 3\nkernel h 2 3 1\n", {1, 1, 1, 1},
+          "step 3 (kernel g) reads tensor 2 (a)");  // d overwrote half of a's bytes
+  refused("kernel f 2 0 2\n", {1}, "output tensor 1 (y) is never written");
+  refused("kernel f 2 0 2\nkernel g 2 2 0\n", {1, 1}, "writes tensor 0 (x), whose bytes are a caller's input");
+  refused("kernel f 2 0 2\n", {0}, "kernel f writes 0 of its 2 arguments");
+  refused("kernel f 2 0 2\nkernel g 2 2 1\n", {1}, "more kernel steps than kernels described");
 }
 
 TEST_CASE("plan: names round-trip through percent-encoding", "[deploy]") {
@@ -621,7 +674,7 @@ TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors
 
   // A kernel that fails: Halide's message in the error.
   std::string plan = kFakePlan;
-  plan += "kernel fail 1 0\n";
+  plan += "kernel fail 2 0 3\n";
   const fs::path failing = tmp.path / "failing.tsl";
   write_artifact(failing, fake_manifest(), plan, fake_weights(), kernels);
   Module bad = Module::load(failing.string());
@@ -636,6 +689,11 @@ TEST_CASE("Module runs a hand-written kernels.so: buffers, views, copies, errors
   const fs::path nosym = tmp.path / "nosym.tsl";
   write_artifact(nosym, fake_manifest(), std::string(kFakePlan) + "kernel nosuch 1 0\n", fake_weights(), kernels);
   CHECK_THAT(load_error(nosym.string()), Catch::Contains("no nosuch_argv"));
+
+  // A kernel listed with other arguments than it takes (its Halide metadata says).
+  const fs::path short_call = tmp.path / "short.tsl";
+  write_artifact(short_call, fake_manifest(), std::string(kFakePlan) + "kernel add 2 0 1\n", fake_weights(), kernels);
+  CHECK_THAT(load_error(short_call.string()), Catch::Contains("kernel add takes 3 arguments, plan.txt passes 2"));
 }
 
 TEST_CASE("Module refuses a kernels.so replaced while the old one is loaded", "[deploy]") {

@@ -104,7 +104,10 @@ int compile_command(const CompileCommandOptions &options) {
   compile.target = target.value();
   compile.model_path = options.model_path;
   compile.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  if (source) compile.schedules = deployed_schedule_lookup(source, target->to_string());
+  if (source)
+    compile.schedules = deployed_schedule_lookup(source, target->to_string(), [](const std::string &w) {
+      std::fprintf(stderr, "warning: %s\n", w.c_str());
+    });
   if (options.select_in_graph > 0) {
     if (!source) return fail("--select-in-graph needs tuning records (--db or --log)");
     auto chosen = select_schedules_in_graph(graph.value(), compile, source, options);

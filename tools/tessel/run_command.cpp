@@ -63,7 +63,8 @@ int run_command(const RunOptions &options) {
     auto opened = TuningDatabase::open(options.db_path, read_only);
     if (!opened.ok()) return fail(opened.error().message);
     db = std::make_shared<TuningDatabase>(std::move(opened.value()));
-    executor_options.schedule_for = best_schedule_lookup(db, target->to_string());
+    executor_options.schedule_for = best_schedule_lookup(
+        db, target->to_string(), [](const std::string &w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); });
   }
   GraphExecutor executor(shared, target.value(), executor_options);
   auto start = std::chrono::steady_clock::now();

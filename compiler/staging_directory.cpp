@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "base/exit_cleanup.h"
+
 namespace tessel {
 
 namespace fs = std::filesystem;
@@ -19,15 +21,31 @@ Result<StagingDirectory> StagingDirectory::open(const std::string &output_path) 
   return StagingDirectory(output_path, final_path, staging);
 }
 
+StagingDirectory::StagingDirectory(std::string output_path, fs::path final_path, fs::path staging)
+    : output_path_(std::move(output_path)), final_path_(std::move(final_path)), staging_(std::move(staging)) {
+  exit_cleanup_ = register_exit_cleanup([staging = staging_] {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+  });
+}
+
 StagingDirectory::StagingDirectory(StagingDirectory &&other) noexcept
     : output_path_(std::move(other.output_path_)),
       final_path_(std::move(other.final_path_)),
       staging_(std::move(other.staging_)),
-      owned_(other.owned_) {
+      owned_(other.owned_),
+      exit_cleanup_(other.exit_cleanup_) {
   other.owned_ = false;
+  other.exit_cleanup_ = -1;
+}
+
+void StagingDirectory::forget_cleanup() {
+  if (exit_cleanup_ >= 0) unregister_exit_cleanup(exit_cleanup_);
+  exit_cleanup_ = -1;
 }
 
 StagingDirectory::~StagingDirectory() {
+  forget_cleanup();
   if (!owned_) return;
   std::error_code ignored;
   fs::remove_all(staging_, ignored);
@@ -48,6 +66,7 @@ Result<void> StagingDirectory::commit() {
     return make_error("cannot move the artifact to " + output_path_ + ": " + ec.message());
   }
   owned_ = false;
+  forget_cleanup();
   if (replace) fs::remove_all(old, ec);
   return {};
 }

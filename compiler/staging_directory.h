@@ -28,12 +28,13 @@ class StagingDirectory {
   Result<void> commit();
 
  private:
-  StagingDirectory(std::string output_path, std::filesystem::path final_path, std::filesystem::path staging)
-      : output_path_(std::move(output_path)), final_path_(std::move(final_path)), staging_(std::move(staging)) {}
+  StagingDirectory(std::string output_path, std::filesystem::path final_path, std::filesystem::path staging);
+  void forget_cleanup();
 
   std::string output_path_;  // as the user gave it, for messages
   std::filesystem::path final_path_, staging_;
   bool owned_ = true;
+  int exit_cleanup_ = -1;  // removes the directory should LLVM end the process mid-compile
 };
 
 }  // namespace tessel

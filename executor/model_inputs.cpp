@@ -1,5 +1,7 @@
 #include "executor/model_inputs.h"
 
+#include "tensor/input_limit.h"
+
 namespace tessel {
 
 Result<std::vector<Tensor>> bind_inputs(const Graph &graph, const std::vector<std::pair<std::string, Tensor>> &given) {
@@ -33,7 +35,8 @@ Result<std::vector<Tensor>> bind_inputs(const Graph &graph, const std::vector<st
   return bound;
 }
 
-Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std::vector<std::string> *notes) {
+Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std::vector<std::string> *notes,
+                                          int64_t max_bytes) {
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     TensorType type = graph.tensors[graph.inputs[i]].type;
@@ -46,6 +49,8 @@ Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std
         d = 1;
         if (notes) notes->push_back("input '" + name + "': unknown dimension set to 1");
       }
+    if (auto within = check_input_bytes("input '" + name + "'", type.dtype, type.shape, max_bytes); !within.ok())
+      return within.error();
     inputs.push_back(random_tensor(type, seed + i));
   }
   return inputs;

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tensor/input_limit.h"
+
 namespace tessel {
 namespace {
 
@@ -33,7 +35,7 @@ std::string header_field(const std::string &header, const std::string &key) {
 }  // namespace
 
 /// The .npy in `in`; errors start with `path` (a file's name, or what the bytes are).
-static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path) {
+static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path, int64_t max_bytes) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     return make_error(path + ": not an .npy file (bad magic)");
@@ -88,6 +90,7 @@ static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path)
     return make_error(ErrorKind::InvalidInput, path + ": file is truncated (expected " + std::to_string(bytes.value()) +
                                                    " data bytes for shape " + shape_to_string(shape) + ", found " +
                                                    std::to_string(available) + ")");
+  if (auto within = check_input_bytes(path, dtype, shape, max_bytes); !within.ok()) return within.error();
   Tensor t(dtype, shape);
   if (t.bytes() && !in.read(static_cast<char *>(t.data()), static_cast<std::streamsize>(t.bytes())))
     return make_error(path + ": file is truncated (expected " + std::to_string(t.bytes()) + " data bytes for " +
@@ -95,15 +98,15 @@ static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path)
   return t;
 }
 
-Result<Tensor> read_npy(const std::string &path) {
+Result<Tensor> read_npy(const std::string &path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": cannot open file");
-  return read_npy_stream(in, path);
+  return read_npy_stream(in, path, max_bytes);
 }
 
 Result<Tensor> parse_npy(const std::string &bytes, const std::string &name) {
   std::istringstream in(bytes, std::ios::binary);
-  return read_npy_stream(in, name);
+  return read_npy_stream(in, name, std::numeric_limits<int64_t>::max());
 }
 
 Result<void> write_npy(const std::string &path, const Tensor &tensor) {

@@ -1,5 +1,7 @@
 #pragma once
 // NumPy .npy files (format versions 1-3, little-endian, C order) for `tessel run` I/O.
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "base/result.h"
@@ -7,8 +9,9 @@
 
 namespace tessel {
 
-/// Reads an .npy file; errors name the file and what is wrong with it.
-Result<Tensor> read_npy(const std::string &path);
+/// Reads an .npy file; errors name the file and what is wrong with it. An array of more
+/// than `max_bytes` is refused before anything is allocated.
+Result<Tensor> read_npy(const std::string &path, int64_t max_bytes = std::numeric_limits<int64_t>::max());
 /// The same from bytes in memory; errors start with `name`.
 Result<Tensor> parse_npy(const std::string &bytes, const std::string &name = "<bytes>");
 /// Writes a tensor as an .npy file (version 1.0).

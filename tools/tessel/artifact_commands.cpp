@@ -12,6 +12,7 @@
 #include "deploy/artifact_manifest.h"
 #include "deploy/module.h"
 #include "executor/model_inputs.h"
+#include "tensor/input_limit.h"
 #include "tensor/npy.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/output_files.h"
@@ -43,8 +44,13 @@ Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptio
   const auto &declared = module.inputs();
   std::vector<Tensor> inputs(declared.size());
   if (options.inputs.empty()) {
-    for (size_t i = 0; i < declared.size(); ++i)
+    for (size_t i = 0; i < declared.size(); ++i) {
+      const std::string what = "input '" + declared[i].name + "'";
+      if (auto within = check_input_bytes(what, declared[i].dtype, declared[i].shape, max_input_bytes(options));
+          !within.ok())
+        return within.error();
       inputs[i] = random_tensor(TensorType{declared[i].dtype, declared[i].shape, true}, options.seed + i);
+    }
     notes.push_back("random inputs (seed " + std::to_string(options.seed) + ")");
     return inputs;
   }
@@ -54,7 +60,7 @@ Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptio
     const auto eq = spec.find('=');
     const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
     const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
-    auto tensor = read_npy(path);
+    auto tensor = read_npy(path, max_input_bytes(options));
     if (!tensor.ok()) return tensor.error();
     size_t index = declared.size();
     if (name.empty()) {

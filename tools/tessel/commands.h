@@ -11,6 +11,10 @@
 
 namespace tessel {
 
+struct RunOptions;
+/// --max-input-bytes, or its default.
+int64_t max_input_bytes(const RunOptions &options);
+
 struct RunOptions {
   OptimizeOptions optimize;
   std::string model_path;
@@ -27,6 +31,8 @@ struct RunOptions {
   bool profile = false;
   bool mapped_weights = false;  // artifacts: keep weights.bin mapped, not copied into huge pages
   bool no_pin = false;          // artifacts: leave thread placement to the OS
+  /// Largest input tensor made (random) or read (.npy); 0: a quarter of physical memory.
+  int64_t max_input_bytes = 0;
 };
 int run_command(const RunOptions &options);
 

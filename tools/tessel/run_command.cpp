@@ -12,12 +12,17 @@
 #include "executor/kernel_cache.h"
 #include "executor/model_inputs.h"
 #include "graph/onnx/onnx_import.h"
+#include "tensor/input_limit.h"
 #include "tensor/npy.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/output_files.h"
 #include "tuning_db/tuning_database.h"
 
 namespace tessel {
+
+int64_t max_input_bytes(const RunOptions &options) {
+  return options.max_input_bytes > 0 ? options.max_input_bytes : default_max_input_bytes();
+}
 
 int run_command(const RunOptions &options) {
   if (options.profile)
@@ -34,7 +39,7 @@ int run_command(const RunOptions &options) {
   std::vector<Tensor> inputs;
   std::vector<std::string> notes;
   if (options.inputs.empty()) {
-    auto random = random_inputs(graph.value(), options.seed, &notes);
+    auto random = random_inputs(graph.value(), options.seed, &notes, max_input_bytes(options));
     if (!random.ok()) return fail(random.error().message);
     inputs = std::move(random.value());
     notes.push_back("random inputs (seed " + std::to_string(options.seed) + ")");
@@ -44,7 +49,7 @@ int run_command(const RunOptions &options) {
       auto eq = spec.find('=');
       std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
       std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
-      auto tensor = read_npy(path);
+      auto tensor = read_npy(path, max_input_bytes(options));
       if (!tensor.ok()) return fail(tensor.error().message);
       given.emplace_back(name, tensor.value());
     }

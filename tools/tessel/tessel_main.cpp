@@ -1,6 +1,7 @@
 // The tessel command line: argument parsing only; every feature is a library call.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -46,6 +47,11 @@ int run_tessel(int argc, char **argv) {
   run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after one warm-up run")->check(kPositive);
   run_cmd->add_option("--threads,-t", run.threads, "worker threads (default: all cores)")->check(kPositive);
   run_cmd->add_option("--seed", run.seed, "seed for random inputs");
+  run_cmd->add_option("--max-input-bytes", run.max_input_bytes,
+                      "refuse an input tensor (random or .npy) larger than this, e.g. 512M or 2G (default: a quarter "
+                      "of physical memory)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(kPositive);
   run_cmd->add_option("--target", run.target, "compilation target (llvm)");
   run_cmd->add_flag("--json", run.json, "machine-readable summary on stdout");
   run_cmd->add_option("--db", run.db_path, "use the best schedules recorded in this tuning database");
@@ -186,6 +192,9 @@ int run_tessel(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  // A file-size limit (ulimit -f) or a full quota then fails the write with EFBIG, which
+  // every writer reports as an error, instead of killing tessel mid-write with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   // No exception leaves tessel: anything a command did not turn into an error value is
   // still one line and exit 1, never an abort (issue 29: 39 fuzzed inputs aborted here).
   try {

@@ -12,8 +12,13 @@ build=${2:-$root/build-fuzz}
 work=${3:-$build/work}
 targets=(fuzz_npy fuzz_manifest_plan fuzz_tuning_log_line fuzz_schedule_text fuzz_onnx_import fuzz_workload_text)
 
-cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
-cmake --build "$build" -j"$(nproc)" >/dev/null
+mkdir -p "$build"
+if ! { cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 &&
+       cmake --build "$build" -j"$(nproc)"; } >"$build/build.log" 2>&1; then
+  echo "building the fuzz targets failed:"
+  grep -E "error|undefined reference" "$build/build.log" | head -10 || tail -20 "$build/build.log"
+  exit 1
+fi
 
 status=0
 for target in "${targets[@]}"; do

@@ -26,6 +26,7 @@ class Simplifier {
     if (op == "Mul") return drop_neutral_operand(n, 1.0, /*either_side=*/true);
     if (op == "Add") return drop_neutral_operand(n, 0.0, /*either_side=*/true);
     if (op == "Sub") return drop_neutral_operand(n, 0.0, /*either_side=*/false);
+    if (op == "Pow") return drop_neutral_operand(n, 1.0, /*either_side=*/false) || square_from_pow(n);
     return false;
   }
 
@@ -169,17 +170,35 @@ class Simplifier {
       const int c = input(n, side), x = input(n, 1 - side);
       const Tensor *value = constant_value(g_, c);
       if (!value || x == kNoTensor || !all_equal(*value, neutral)) continue;
-      const TensorType &xt = type(x), &out = type(output(n, 0));
-      if (xt.dtype != value->dtype()) continue;
-      bool same_shape = xt.fully_known() && out.fully_known() && xt.shape == out.shape && out.dtype == xt.dtype;
-      if (!same_shape && xt.rank_known && value->rank() <= static_cast<int>(xt.shape.size())) {
-        // All-ones dims of a lower-or-equal rank never widen x, whatever x's dims are.
-        same_shape = true;
-        for (int64_t d : value->shape()) same_shape &= d == 1;
-      }
-      if (same_shape && bypass(n, static_cast<size_t>(1 - side))) return true;
+      if (type(x).dtype != value->dtype()) continue;
+      if (keeps_operand_shape(n, x, *value) && bypass(n, static_cast<size_t>(1 - side))) return true;
     }
     return false;
+  }
+
+  /// Whether broadcasting x against the constant c leaves x's shape and dtype as node n's
+  /// output.
+  bool keeps_operand_shape(int n, int x, const Tensor &c) const {
+    const TensorType &xt = type(x), &out = type(output(n, 0));
+    if (xt.fully_known() && out.fully_known() && xt.shape == out.shape && out.dtype == xt.dtype) return true;
+    if (!xt.rank_known || c.rank() > static_cast<int>(xt.shape.size())) return false;
+    // All-ones dims of a lower-or-equal rank never widen x, whatever x's dims are.
+    for (int64_t d : c.shape())
+      if (d != 1) return false;
+    return true;
+  }
+
+  /// Pow(x, 2) with a constant exponent becomes x * x: a multiply instead of a call to pow()
+  /// per element (exporters write LayerNorm's variance as ReduceMean(Pow(d, 2)); through
+  /// pow() it was most of a BERT layer's time).
+  bool square_from_pow(int n) {
+    const int x = input(n, 0), exponent = input(n, 1);
+    const Tensor *value = constant_value(g_, exponent);
+    if (!value || x == kNoTensor || output(n, 0) == kNoTensor || !all_equal(*value, 2.0)) return false;
+    if (!dtype_is_float(type(x).dtype) || !keeps_operand_shape(n, x, *value)) return false;
+    rw_.node(n).op_type = "Mul";
+    rw_.set_input(n, 1, x);
+    return true;
   }
 
   GraphRewriter &rw_;

@@ -12,8 +12,10 @@ namespace tessel {
 ///    input shape are removed (readers read the input);
 ///  - Reshape(Reshape(x)) becomes one Reshape of x, Transpose(Transpose(x)) one Transpose
 ///    with the composed permutation, removed when that is the identity;
-///  - x * ones, x + zeros, zeros + x and x - zeros with a constant all-ones/all-zeros
-///    operand are removed when broadcasting does not change x's shape or type.
+///  - x * ones, x + zeros, zeros + x, x - zeros and Pow(x, ones) with a constant
+///    all-ones/all-zeros operand are removed when broadcasting does not change x's shape or
+///    type;
+///  - Pow(x, 2) of a float x with a constant exponent becomes Mul(x, x).
 /// Sweeps repeat until nothing changes (at most 8), so chains collapse.
 Result<Graph> simplify_algebra(Graph graph);
 

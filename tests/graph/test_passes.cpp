@@ -385,6 +385,30 @@ TEST_CASE("simplify_algebra drops x*1, x+0 and x-0 only when broadcasting keeps 
   CHECK(max_abs_diff(got[1], want[1]) == 0);
 }
 
+TEST_CASE("simplify_algebra turns Pow(x, 2) into x * x and drops Pow(x, 1), not a widening Pow", "[passes]") {
+  Builder b;
+  b.input("x", {DType::Float32, {2, 3}})
+      .constant("two", filled({1}, 2.0f))
+      .constant("one", filled({}, 1.0f))
+      .constant("wide_two", filled({4, 1, 1}, 2.0f))
+      .node("Pow", {"x", "two"}, {"squared"})
+      .node("Pow", {"squared", "one"}, {"same"})
+      .node("Pow", {"x", "wide_two"}, {"wide"})  // [2,3] ^ [4,1,1] widens to [4,2,3]
+      .output("same")
+      .output("wide");
+  Graph simple = optimized(b.g, {pass("simplify_algebra", simplify_algebra)});
+  CHECK(count_ops(simple, "Mul") == 1);
+  CHECK(count_ops(simple, "Pow") == 1);
+  std::mt19937 rng(7);
+  Tensor x = random_tensor({2, 3}, rng);
+  auto got = run_graph(simple, {x}), want = run_graph(b.g, {x});
+  // x * x is exact; Halide's pow() is within an ulp or so of it.
+  for (int64_t i = 0; i < x.numel(); ++i) CHECK(got[0].data_as<float>()[i] == x.data_as<float>()[i] * x.data_as<float>()[i]);
+  CHECK(max_abs_diff(got[0], want[0]) < 1e-6);
+  CHECK(got[1].shape() == Shape{4, 2, 3});
+  CHECK(max_abs_diff(got[1], want[1]) == 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // fold_batch_norm
 

@@ -26,7 +26,7 @@ class Simplifier {
     if (op == "Mul") return drop_neutral_operand(n, 1.0, /*either_side=*/true);
     if (op == "Add") return drop_neutral_operand(n, 0.0, /*either_side=*/true);
     if (op == "Sub") return drop_neutral_operand(n, 0.0, /*either_side=*/false);
-    if (op == "Pow") return drop_neutral_operand(n, 1.0, /*either_side=*/false) || square_from_pow(n);
+    if (op == "Pow") return drop_neutral_operand(n, 1.0, /*either_side=*/false) || products_from_pow(n);
     return false;
   }
 
@@ -188,16 +188,23 @@ class Simplifier {
     return true;
   }
 
-  /// Pow(x, 2) with a constant exponent becomes x * x: a multiply instead of a call to pow()
-  /// per element (exporters write LayerNorm's variance as ReduceMean(Pow(d, 2)); through
-  /// pow() it was most of a BERT layer's time).
-  bool square_from_pow(int n) {
+  /// Pow(x, 2) and Pow(x, 3) with a constant exponent become x * x and (x * x) * x:
+  /// multiplies instead of a call to pow() per element. Exporters write LayerNorm's
+  /// variance as ReduceMean(Pow(d, 2)) and GPT-2's GELU with Pow(x, 3); through pow() they
+  /// were most of a BERT or GPT-2 layer's time.
+  bool products_from_pow(int n) {
     const int x = input(n, 0), exponent = input(n, 1);
     const Tensor *value = constant_value(g_, exponent);
-    if (!value || x == kNoTensor || output(n, 0) == kNoTensor || !all_equal(*value, 2.0)) return false;
-    if (!dtype_is_float(type(x).dtype) || !keeps_operand_shape(n, x, *value)) return false;
+    if (!value || x == kNoTensor || output(n, 0) == kNoTensor) return false;
+    const bool square = all_equal(*value, 2.0), cube = all_equal(*value, 3.0);
+    if (!(square || cube) || !dtype_is_float(type(x).dtype) || !keeps_operand_shape(n, x, *value)) return false;
+    int factor = x;
+    if (cube) {
+      factor = rw_.add_tensor(g_.tensors[output(n, 0)].name + "_squared", type(x));
+      rw_.add_node(Node{"Mul", g_.nodes[n].name + "_square", "", {}}, {x, x}, {factor});
+    }
     rw_.node(n).op_type = "Mul";
-    rw_.set_input(n, 1, x);
+    rw_.set_input(n, 1, factor);
     return true;
   }
 

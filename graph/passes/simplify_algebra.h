@@ -15,7 +15,8 @@ namespace tessel {
 ///  - x * ones, x + zeros, zeros + x, x - zeros and Pow(x, ones) with a constant
 ///    all-ones/all-zeros operand are removed when broadcasting does not change x's shape or
 ///    type;
-///  - Pow(x, 2) of a float x with a constant exponent becomes Mul(x, x).
+///  - Pow(x, 2) and Pow(x, 3) of a float x with a constant exponent become Mul(x, x) and
+///    Mul(Mul(x, x), x).
 /// Sweeps repeat until nothing changes (at most 8), so chains collapse.
 Result<Graph> simplify_algebra(Graph graph);
 

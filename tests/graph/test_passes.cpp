@@ -389,15 +389,18 @@ TEST_CASE("simplify_algebra turns Pow(x, 2) into x * x and drops Pow(x, 1), not 
   Builder b;
   b.input("x", {DType::Float32, {2, 3}})
       .constant("two", filled({1}, 2.0f))
+      .constant("three", filled({}, 3.0f))
       .constant("one", filled({}, 1.0f))
       .constant("wide_two", filled({4, 1, 1}, 2.0f))
       .node("Pow", {"x", "two"}, {"squared"})
       .node("Pow", {"squared", "one"}, {"same"})
       .node("Pow", {"x", "wide_two"}, {"wide"})  // [2,3] ^ [4,1,1] widens to [4,2,3]
+      .node("Pow", {"x", "three"}, {"cubed"})
       .output("same")
-      .output("wide");
+      .output("wide")
+      .output("cubed");
   Graph simple = optimized(b.g, {pass("simplify_algebra", simplify_algebra)});
-  CHECK(count_ops(simple, "Mul") == 1);
+  CHECK(count_ops(simple, "Mul") == 3);
   CHECK(count_ops(simple, "Pow") == 1);
   std::mt19937 rng(7);
   Tensor x = random_tensor({2, 3}, rng);
@@ -407,6 +410,11 @@ TEST_CASE("simplify_algebra turns Pow(x, 2) into x * x and drops Pow(x, 1), not 
   CHECK(max_abs_diff(got[0], want[0]) < 1e-6);
   CHECK(got[1].shape() == Shape{4, 2, 3});
   CHECK(max_abs_diff(got[1], want[1]) == 0);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = x.data_as<float>()[i];
+    CHECK(got[2].data_as<float>()[i] == (v * v) * v);
+  }
+  CHECK(max_abs_diff(got[2], want[2]) < 1e-5);
 }
 
 // ---------------------------------------------------------------------------------------------

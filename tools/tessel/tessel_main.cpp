@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <exception>
 #include <new>
 #include <string>
@@ -30,6 +31,9 @@ CLI::Validator number_check(bool (*allowed)(double), const std::string &what, co
 }
 const CLI::Validator kPositive =
     number_check([](double v) { return v > 0; }, "a number greater than 0 (at least 1 for counts)", "> 0");
+/// A duration in seconds, written bare or with a unit: 90, 90s, 10m, 2h.
+const CLI::AsNumberWithUnit kDuration(std::map<std::string, double>{{"s", 1.0}, {"m", 60.0}, {"h", 3600.0}},
+                                      CLI::AsNumberWithUnit::CASE_INSENSITIVE);
 const CLI::Validator kNonNegative = number_check([](double v) { return v >= 0; }, "a number of 0 or more", ">= 0");
 
 }  // namespace
@@ -93,7 +97,9 @@ int run_tessel(int argc, char **argv) {
   tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
   tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(kPositive);
   tune_cmd->add_option("--time-budget", tune.time_budget_seconds,
-                       "seconds: no round starts after this long (the trials still cap the run)")
+                       "no round starts after this long: seconds, or with a unit (90s, 10m, 2h); the trials still "
+                       "cap the run")
+      ->transform(kDuration)
       ->check(kPositive);
   tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");
   tune_cmd->add_option("--batch", tune.batch, "candidates measured per round (default: one per builder, at least 8)")->check(kPositive);
@@ -136,7 +142,9 @@ int run_tessel(int argc, char **argv) {
   bench_cmd->add_option("--db", bench.request.db_path, "tuning database (default ./tessel.db)");
   bench_cmd->add_option("--trials", bench.request.trials, "tune first, until each kernel has this many searched records")
       ->check(kNonNegative);
-  bench_cmd->add_option("--time-budget", bench.request.time_budget_seconds, "with --trials: seconds of tuning at most")
+  bench_cmd->add_option("--time-budget", bench.request.time_budget_seconds,
+                        "with --trials: tuning time at most (seconds, or 90s, 10m, 2h)")
+      ->transform(kDuration)
       ->check(kPositive);
   bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
   bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(kPositive);

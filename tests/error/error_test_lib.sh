@@ -86,6 +86,24 @@ save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), sys.
 PY
 }
 
+# A model ($1/m.onnx: y = x + w, float32[2,2]) whose initializer w is stored as external
+# data in $1/w.bin.
+external_data_model() {
+  need_python onnx
+  mkdir -p "$1"
+  "$py" - "$1" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save_model
+w = numpy_helper.from_array(np.ones((2, 2), np.float32), "w")
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])
+graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "add", [x], [y], [w])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+save_model(model, sys.argv[1] + "/m.onnx", save_as_external_data=True, location="w.bin", size_threshold=0)
+PY
+}
+
 # An .npy file ($1) of float32 whose header claims SHAPE ($2, numpy's text, e.g. "(4, 5)")
 # and that holds no data: numpy itself would refuse to write such a header.
 npy_header_only() {

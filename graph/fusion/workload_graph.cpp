@@ -117,14 +117,21 @@ class WorkloadParser {
   /// One attribute value in Attributes::canonical_text form. Floats print as hex ("0x1p-1"),
   /// so a word with an 'x', a 'p' or inf/nan is a float and a plain one an integer.
   Result<AttributeValue> attribute_value() {
-    if (peek() == '"') return AttributeValue{quoted()};
+    if (peek() == '"') {
+      auto text = quoted();
+      if (!text.ok()) return text.error();
+      return AttributeValue{text.value()};
+    }
     if (peek() == '[') {
       ++pos_;
       if (accept(']')) return AttributeValue{std::vector<int64_t>{}};
       if (peek() == '"') {
         std::vector<std::string> strings;
-        do strings.push_back(quoted());
-        while (accept(','));
+        do {
+          auto text = quoted();
+          if (!text.ok()) return text.error();
+          strings.push_back(text.value());
+        } while (accept(','));
         if (auto ok = expect(']'); !ok.ok()) return ok.error();
         return AttributeValue{strings};
       }
@@ -180,10 +187,10 @@ class WorkloadParser {
 
  private:
   /// Attribute strings are written between quotes with no escaping.
-  std::string quoted() {
-    ++pos_;  // the opening quote
+  Result<std::string> quoted() {
+    if (auto ok = expect('"'); !ok.ok()) return ok.error();
     const std::string value = until_any("\"");
-    accept('"');
+    if (auto ok = expect('"'); !ok.ok()) return ok.error();
     return value;
   }
 

@@ -60,6 +60,8 @@ TEST_CASE("malformed workload texts are errors that say where", "[workload]") {
       "Relu(t9){}->t0:float32[2];",
       "Relu(in0:float32[?]){}->t0:float32[2];",
       "Relu(in0:float32[2]){}->t0:float32[3];",  // inference disagrees with the text
+      "Relu(in0:float32[2]){a=[\"x\",",          // a string list cut after its comma (fuzzer)
+      "Relu(in0:float32[2]){a=\"x",               // a string without its closing quote
   };
   for (const std::string &text : bad) {
     INFO(text);

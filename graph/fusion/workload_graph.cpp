@@ -1,9 +1,10 @@
 #include "graph/fusion/workload_graph.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -71,14 +72,18 @@ class WorkloadParser {
       type.shape.push_back(dim.value());
     } while (accept(','));
     if (auto ok = expect(']'); !ok.ok()) return ok.error();
+    // Every later size computation may then multiply dims without overflowing.
+    if (auto bytes = checked_tensor_bytes(dtype, type.shape); !bytes.ok()) return fail(bytes.error().message);
     return type;
   }
 
   Result<int64_t> integer() {
     const std::string word = until_any(",;]}){");
     char *end = nullptr;
+    errno = 0;
     const long long value = std::strtoll(word.c_str(), &end, 10);
     if (word.empty() || *end != '\0') return fail("expected an integer, got '" + word + "'");
+    if (errno == ERANGE) return fail("integer " + word + " does not fit in 64 bits");
     return static_cast<int64_t>(value);
   }
 

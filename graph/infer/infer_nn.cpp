@@ -1,6 +1,7 @@
 // Inference for the dense linear-algebra ops: Conv, ConvTranspose, MatMul and Gemm, and the
 // channels-last conv of graph/passes/channels_last_conv.h.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "graph/ir/op_registry.h"
@@ -86,6 +87,8 @@ std::vector<TensorType> infer_conv(const InferenceContext &ctx) {
              " and come with kernel_shape, got " + shape_to_string(w));
   const int64_t group = ctx.attrs().get_int("group", 1);
   if (group < 1) ctx.fail("group must be >= 1, got " + std::to_string(group));
+  if (w[0] != kUnknownDim && w[0] > std::numeric_limits<int64_t>::max() / block)
+    ctx.fail("W " + shape_to_string(w) + " blocked by " + std::to_string(block) + " has too many output channels");
   const int64_t channels = x[1], out_channels = w[0] == kUnknownDim ? kUnknownDim : w[0] * block;
   if (channels != kUnknownDim && w[1] != kUnknownDim && w[1] * group != channels)
     ctx.fail("X has " + std::to_string(channels) + " channels but W " + shape_to_string(w) + " with group " +

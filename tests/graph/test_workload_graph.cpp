@@ -62,6 +62,8 @@ TEST_CASE("malformed workload texts are errors that say where", "[workload]") {
       "Relu(in0:float32[2]){}->t0:float32[3];",  // inference disagrees with the text
       "Relu(in0:float32[2]){a=[\"x\",",          // a string list cut after its comma (fuzzer)
       "Relu(in0:float32[2]){a=\"x",               // a string without its closing quote
+      "Relu(in0:float32[99999999999999999999]){}->t0:float32[2];",      // a dim past 64 bits
+      "Relu(in0:float32[4611686018427387904,4]){}->t0:float32[2];",   // bytes past 64 bits
   };
   for (const std::string &text : bad) {
     INFO(text);

@@ -100,6 +100,10 @@ class WorkloadParser {
   Result<Tensor> tensor_value() {
     auto type = tensor_type();
     if (!type.ok()) return type.error();
+    // Each element is written out, so a tensor cannot hold more elements than the text has bytes.
+    if (shape_numel(type->shape) > static_cast<int64_t>(text_.size() - pos_) + 1)
+      return fail("a tensor of " + std::to_string(shape_numel(type->shape)) + " elements in " +
+                  std::to_string(text_.size()) + " bytes of text");
     Tensor tensor(type->dtype, type->shape);
     if (auto ok = expect('{'); !ok.ok()) return ok.error();
     for (int64_t i = 0; i < tensor.numel(); ++i) {

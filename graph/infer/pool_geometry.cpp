@@ -1,6 +1,7 @@
 #include "graph/infer/pool_geometry.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include "graph/ir/int_list_text.h"
@@ -34,6 +35,14 @@ Result<PoolGeometry> pool_geometry(const Attributes &attrs, const Shape &spatial
   if (g.strides.size() != n) return wrong_length("strides", g.strides, n);
   if (g.dilations.size() != n) return wrong_length("dilations", g.dilations, n);
   if (pads.size() != 2 * n) return wrong_length("pads", pads, 2 * n);
+  // Windows, steps and pads past 2^31 are no real model's, and their sums would overflow.
+  constexpr int64_t kLargest = int64_t{1} << 31;
+  const std::initializer_list<const std::vector<int64_t> *> lists = {&g.kernel, &g.strides, &g.dilations, &pads};
+  for (const std::vector<int64_t> *list : lists)
+    for (int64_t v : *list)
+      if (v > kLargest) return make_error("pooling geometry " + ints_to_string(*list) + " has an entry past 2^31");
+  for (int64_t d : spatial_in)
+    if (d > kLargest) return make_error("a spatial dimension past 2^31 (" + std::to_string(d) + ")");
   for (size_t i = 0; i < n; ++i) {
     if (g.kernel[i] < 1) return make_error("kernel_shape " + ints_to_string(g.kernel) + " must be positive");
     if (g.strides[i] < 1) return make_error("strides " + ints_to_string(g.strides) + " must be positive");

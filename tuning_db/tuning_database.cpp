@@ -213,6 +213,7 @@ TuningDatabase &TuningDatabase::operator=(TuningDatabase &&other) noexcept {
     sqlite3_close_v2(db_);
     db_ = other.db_;
     path_ = std::move(other.path_);
+    warnings_ = std::move(other.warnings_);
     other.db_ = nullptr;
   }
   return *this;

@@ -12,13 +12,9 @@
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
 #include "tuner/tune_model.h"
+#include "tuning_db/database_location.h"
 
 namespace tessel {
-namespace {
-
-bool file_exists(const std::string &path) { return std::filesystem::exists(path); }
-
-}  // namespace
 
 /// The kernels to time: one kernel, one database workload, or every task of a model.
 Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, std::shared_ptr<const Graph> &tuning_graph) {
@@ -37,7 +33,7 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   };
   if (!options.task_key.empty()) {
     if (!options.kind.empty()) return make_error("--task takes no kernel or model argument");
-    if (!file_exists(options.db_path)) return make_error("--task needs a tuning database; " + options.db_path + " does not exist");
+    if (!database_may_exist(options.db_path)) return make_error("--task needs a tuning database; " + options.db_path + " does not exist");
     auto db = TuningDatabase::open(options.db_path);
     if (!db.ok()) return db.error();
     auto text = db->workload_text(options.task_key);

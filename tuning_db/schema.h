@@ -1,11 +1,10 @@
 #pragma once
-// The tuning database's schema, versioned in PRAGMA user_version, and the migrations that
-// bring an older database up to date.
-#include <sqlite3.h>
-
+// The tuning database's schema, the same tables in SQLite and PostgreSQL, versioned, and
+// the migrations that bring an older database up to date.
 #include <string>
 
 #include "base/result.h"
+#include "tuning_db/sql_connection.h"
 
 namespace tessel {
 
@@ -14,12 +13,12 @@ namespace tessel {
 /// per-target scans.
 constexpr int kTuningSchemaVersion = 2;
 
-/// PRAGMA user_version: 0 for a new, empty file.
-Result<int> read_schema_version(sqlite3 *db, const std::string &path);
+/// "<location> was written by a newer tessel (schema N; ...)".
+Error newer_schema_error(const std::string &location, int version);
 
-/// Creates the schema in a new file or migrates an older one, in one write transaction
-/// (another process opening the same file at once waits, then finds it done). A newer
-/// schema is an error; so is an SQLite file that holds someone else's tables.
-Result<void> migrate_schema(sqlite3 *db, const std::string &path);
+/// Creates the schema in a new database or migrates an older one, in one write
+/// transaction (another process migrating at once waits, then finds it done). A newer
+/// schema is an error; so is a database that holds someone else's tables.
+Result<void> migrate_schema(SqlConnection &connection);
 
 }  // namespace tessel

@@ -1,11 +1,14 @@
 #pragma once
-// The tuning database: every measurement the tuner makes, in SQLite (DESIGN.md, tuning_db/).
-// WAL mode and a busy timeout let several tuner processes write at once; each record is
-// its own short transaction, so whatever was measured is on disk the moment it returns.
+// The tuning database: every measurement the tuner makes (DESIGN.md, tuning_db/), in an
+// SQLite file (the default; WAL mode and a busy timeout let several tuner processes on one
+// machine write at once) or on a PostgreSQL server (postgresql://..., shared by machines).
+// Every query is written once here, over the backend's SqlConnection. Each record is its
+// own short transaction, so whatever was measured is stored the moment it returns.
 // One TuningDatabase is one connection: use it from one thread at a time.
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,17 +16,18 @@
 
 #include "base/result.h"
 #include "tuning_db/best_record_source.h"
+#include "tuning_db/sql_connection.h"
 #include "tuning_db/tuning_record.h"
-
-struct sqlite3;
 
 namespace tessel {
 
 struct DatabaseOpenOptions {
   /// Queries only; the file must exist and have the current schema (nothing is migrated).
   bool read_only = false;
-  /// How long a write waits for another process's transaction before giving up.
+  /// SQLite: how long a write waits for another process's transaction before giving up.
   int busy_timeout_ms = 10000;
+  /// PostgreSQL: seconds to wait for the server when neither the URL nor PGCONNECT_TIMEOUT says.
+  int connect_timeout_s = 10;
 };
 
 struct TargetStats {
@@ -70,9 +74,10 @@ struct PruneSummary {
 
 class TuningDatabase : public BestRecordSource {
  public:
-  /// Opens `path`, creating it (and the schema) when missing and migrating an older
-  /// schema. Errors name the file: not a database, newer schema, locked, read-only, ...
-  static Result<TuningDatabase> open(const std::string &path, const DatabaseOpenOptions &options = {});
+  /// Opens `location` (a file path, or a postgresql:// URL), creating the file and the
+  /// schema when missing and migrating an older schema. Errors name the database: not a
+  /// database, newer schema, locked, read-only, server unreachable, ...
+  static Result<TuningDatabase> open(const std::string &location, const DatabaseOpenOptions &options = {});
 
   TuningDatabase(TuningDatabase &&other) noexcept;
   TuningDatabase &operator=(TuningDatabase &&other) noexcept;
@@ -80,7 +85,8 @@ class TuningDatabase : public BestRecordSource {
   TuningDatabase &operator=(const TuningDatabase &) = delete;
   ~TuningDatabase() override;
 
-  const std::string &path() const { return path_; }
+  /// The file path, or the server URL with its password masked: fit to print.
+  const std::string &location() const;
 
   /// Records the workload's text under its key (idempotent). A different text under a key
   /// already present is an error: keys are hashes of the text, so it means a collision or
@@ -121,8 +127,7 @@ class TuningDatabase : public BestRecordSource {
   Result<ImportSummary> import_jsonl(std::istream &in, const std::string &source_name = "tuning log");
 
  private:
-  TuningDatabase(sqlite3 *db, std::string path) : db_(db), path_(std::move(path)) {}
-  static Result<TuningDatabase> connect(const std::string &path, const DatabaseOpenOptions &options, bool immutable);
+  explicit TuningDatabase(std::unique_ptr<SqlConnection> connection);
   /// Writers for use inside an open transaction.
   Result<bool> insert_workload(const std::string &key, const std::string &workload_text);
   Result<int64_t> ensure_target(const std::string &target, const std::string &machine);
@@ -132,10 +137,9 @@ class TuningDatabase : public BestRecordSource {
   Result<std::vector<TuningRecord>> fastest_ok(const std::string &workload_key, const std::string &target,
                                                int64_t limit) const;
 
-  sqlite3 *db_ = nullptr;
+  std::unique_ptr<SqlConnection> connection_;
   /// Records fastest_ok() skipped because they could not be read, until take_warnings().
   mutable std::vector<std::string> warnings_;
-  std::string path_;
 };
 
 }  // namespace tessel

@@ -25,6 +25,7 @@
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
 #include "tuner/tune_model.h"
+#include "tuning_db/database_location.h"
 
 namespace tessel {
 
@@ -82,7 +83,7 @@ int bench_command(const BenchOptions &options) {
   if (!tasks.ok()) return fail(tasks.error().message);
 
   // Records: tuning first (it forks measuring workers), then picking among the best.
-  if (options.request.trials > 0 || std::filesystem::exists(options.request.db_path)) {
+  if (options.request.trials > 0 || database_may_exist(options.request.db_path)) {
     auto db = TuningDatabase::open(options.request.db_path);
     if (!db.ok()) return fail(db.error().message);
     if (options.request.trials > 0)

@@ -10,6 +10,7 @@
 #include "compiler/deployed_schedule_lookup.h"
 #include "tools/tessel/commands.h"
 #include "tuner/in_graph_selection.h"
+#include "tuning_db/database_location.h"
 #include "tuning_db/open_best_record_source.h"
 
 namespace tessel {
@@ -83,7 +84,7 @@ int compile_command(const CompileCommandOptions &options) {
   if (records.empty() && std::filesystem::exists("tessel.db")) records = "tessel.db";
   std::shared_ptr<BestRecordSource> source;
   if (!records.empty()) {
-    if (!std::filesystem::exists(records)) return fail("tuning records '" + records + "' do not exist");
+    if (!database_may_exist(records)) return fail("tuning records '" + records + "' do not exist");
     // --db names a database: one that is not says so (read as a log, it failed as a log).
     auto opened = open_best_record_source(records, options.log_path.empty() ? RecordFileKind::Database
                                                                               : RecordFileKind::Either);

@@ -7,21 +7,23 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "base/json.h"
 #include "codegen/target.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/db_options.h"
+#include "tuning_db/database_location.h"
 #include "tuning_db/tuning_database.h"
 #include "tuning_db/tuning_log_line.h"
 
 namespace tessel {
 
 CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
-  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import, prune");
+  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import, prune, copy");
   db->require_subcommand(1);
   const auto add_db_path = [&options](CLI::App *command) {
-    command->add_option("--db", options.db_path, "tuning database (default ./tessel.db)");
+    command->add_option("--db", options.db_path, "tuning database: a file (default ./tessel.db) or a postgresql:// URL");
   };
 
   CLI::App *stats = db->add_subcommand("stats", "Count workloads, targets and records per status");
@@ -56,17 +58,27 @@ CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
   prune->add_option("--keep-best", options.keep_best, "keep only the N fastest ok records per workload and target")
       ->check(CLI::PositiveNumber);
   prune->callback([&options] { options.action = DbOptions::Action::Prune; });
+
+  CLI::App *copy = db->add_subcommand("copy", "Copy every record from one database into another (duplicates are skipped)");
+  copy->add_option("from", options.copy_from, "source: a database file or a postgresql:// URL")->required();
+  copy->add_option("to", options.copy_to, "destination, created when missing: a file or a postgresql:// URL")->required();
+  copy->callback([&options] { options.action = DbOptions::Action::Copy; });
   return db;
 }
 
 namespace {
 
-/// Queries never create a database, and work on one the user may not write.
-Result<TuningDatabase> open_existing(const std::string &path) {
-  if (::access(path.c_str(), F_OK) != 0) return make_error(path + ": no such tuning database");
+/// Queries never create a database, and work on one the user may not write. On a server
+/// they need the current schema (read-only sessions migrate nothing).
+Result<TuningDatabase> open_existing(const std::string &location) {
   DatabaseOpenOptions options;
-  options.read_only = ::access(path.c_str(), W_OK) != 0;
-  return TuningDatabase::open(path, options);
+  if (is_postgres_url(location)) {
+    options.read_only = true;
+    return TuningDatabase::open(location, options);
+  }
+  if (::access(location.c_str(), F_OK) != 0) return make_error(location + ": no such tuning database");
+  options.read_only = ::access(location.c_str(), W_OK) != 0;
+  return TuningDatabase::open(location, options);
 }
 
 /// "llvm", "cpu" and "host" name the same target; records use Target::to_string().
@@ -89,7 +101,7 @@ int print_stats(const TuningDatabase &db, bool json) {
   if (!stats.ok()) return fail(stats.error().message);
   if (json) {
     Json out;
-    out["db"] = db.path();
+    out["db"] = db.location();
     out["schema_version"] = stats->schema_version;
     out["workloads"] = stats->workloads;
     out["targets"] = stats->targets;
@@ -109,7 +121,7 @@ int print_stats(const TuningDatabase &db, bool json) {
     std::printf("%s\n", dump_json(out).c_str());
     return 0;
   }
-  std::printf("database   %s (schema %d)\n", db.path().c_str(), stats->schema_version);
+  std::printf("database   %s (schema %d)\n", db.location().c_str(), stats->schema_version);
   std::printf("workloads  %lld\n", static_cast<long long>(stats->workloads));
   std::printf("targets    %lld\n", static_cast<long long>(stats->targets));
   std::printf("records    %lld\n", static_cast<long long>(stats->records));
@@ -131,7 +143,7 @@ int print_best(const TuningDatabase &db, const DbOptions &options) {
   auto fastest = db.top_k(options.workload_key, target.value(), options.top);
   if (!fastest.ok()) return fail(fastest.error().message);
   if (fastest->empty()) {
-    std::string message = db.path() + ": no record of workload " + options.workload_key + " ran ok on target '" +
+    std::string message = db.location() + ": no record of workload " + options.workload_key + " ran ok on target '" +
                           target.value() + "'";
     // A near miss is usually the target text: say which targets do have records.
     auto stats = db.stats();
@@ -205,7 +217,7 @@ int export_log(const TuningDatabase &db, const DbOptions &options) {
 int import_log(const DbOptions &options) {
   std::ifstream in(options.log_path, std::ios::binary);
   if (!in) return fail(options.log_path + ": cannot open tuning log (" + std::strerror(errno) + ")");
-  const bool db_existed = ::access(options.db_path.c_str(), F_OK) == 0;
+  const bool db_existed = database_may_exist(options.db_path);
   Result<ImportSummary> summary = make_error("");
   {
     auto db = TuningDatabase::open(options.db_path);
@@ -219,7 +231,8 @@ int import_log(const DbOptions &options) {
     return fail(summary.error().message + " (nothing was imported)");
   }
   std::printf("imported %lld new records from %s into %s (%lld duplicates skipped, %lld new workloads)\n",
-              static_cast<long long>(summary->inserted), options.log_path.c_str(), options.db_path.c_str(),
+              static_cast<long long>(summary->inserted), options.log_path.c_str(),
+              masked_location(options.db_path).c_str(),
               static_cast<long long>(summary->duplicates), static_cast<long long>(summary->new_workloads));
   return 0;
 }
@@ -227,7 +240,7 @@ int import_log(const DbOptions &options) {
 int prune_records(const DbOptions &options) {
   if (!options.prune_failed && options.keep_best <= 0)
     return fail("db prune: say what to delete: --failed and/or --keep-best N");
-  if (::access(options.db_path.c_str(), F_OK) != 0) return fail(options.db_path + ": no such tuning database");
+  if (!database_may_exist(options.db_path)) return fail(options.db_path + ": no such tuning database");
   auto db = TuningDatabase::open(options.db_path);
   if (!db.ok()) return fail(db.error().message);
   PruneOptions prune;
@@ -236,7 +249,26 @@ int prune_records(const DbOptions &options) {
   auto summary = db->prune(prune);
   if (!summary.ok()) return fail(summary.error().message);
   std::printf("removed %lld records from %s; %lld remain\n", static_cast<long long>(summary->removed),
-              options.db_path.c_str(), static_cast<long long>(summary->remaining));
+              db->location().c_str(), static_cast<long long>(summary->remaining));
+  return 0;
+}
+
+/// Through the tuning log, in memory: the same reader and writer as export and import, so
+/// a copy checks every record the way an import does, and lands in one transaction.
+int copy_records(const DbOptions &options) {
+  auto from = open_existing(options.copy_from);
+  if (!from.ok()) return fail(from.error().message);
+  auto to = TuningDatabase::open(options.copy_to);
+  if (!to.ok()) return fail(to.error().message);
+  std::stringstream log;
+  auto exported = from->export_jsonl(log);
+  if (!exported.ok()) return fail(exported.error().message);
+  auto summary = to->import_jsonl(log, from->location());
+  if (!summary.ok()) return fail(summary.error().message + " (nothing was copied)");
+  std::printf("copied %lld records from %s into %s (%lld new, %lld duplicates skipped, %lld new workloads)\n",
+              static_cast<long long>(exported.value()), from->location().c_str(), to->location().c_str(),
+              static_cast<long long>(summary->inserted), static_cast<long long>(summary->duplicates),
+              static_cast<long long>(summary->new_workloads));
   return 0;
 }
 
@@ -245,14 +277,15 @@ int prune_records(const DbOptions &options) {
 int db_command(const DbOptions &options) {
   if (options.action == DbOptions::Action::Import) return import_log(options);
   if (options.action == DbOptions::Action::Prune) return prune_records(options);
-  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import or prune");
+  if (options.action == DbOptions::Action::Copy) return copy_records(options);
+  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import, prune or copy");
   auto db = open_existing(options.db_path);
   if (!db.ok()) return fail(db.error().message);
   switch (options.action) {
     case DbOptions::Action::Stats: return print_stats(db.value(), options.json);
     case DbOptions::Action::Best: return print_best(db.value(), options);
     case DbOptions::Action::Export: return export_log(db.value(), options);
-    default: return fail("db: expected stats, best, export, import or prune");
+    default: return fail("db: expected stats, best, export, import, prune or copy");
   }
 }
 

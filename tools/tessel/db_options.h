@@ -1,5 +1,5 @@
 #pragma once
-// `tessel db stats|best|export|import`: options of the tuning-database subcommand.
+// `tessel db stats|best|export|import|prune|copy`: options of the tuning-database subcommand.
 #include <string>
 
 namespace CLI {
@@ -9,7 +9,7 @@ class App;
 namespace tessel {
 
 struct DbOptions {
-  enum class Action { None, Stats, Best, Export, Import, Prune };
+  enum class Action { None, Stats, Best, Export, Import, Prune, Copy };
   Action action = Action::None;
   std::string db_path = "tessel.db";
   bool json = false;                 // stats, best: machine-readable output
@@ -23,9 +23,10 @@ struct DbOptions {
   std::string log_path;              // import
   bool prune_failed = false;         // prune: records that did not run correctly
   int keep_best = 0;                 // prune: keep only the N fastest ok records per workload and target
+  std::string copy_from, copy_to;    // copy: database to database (files or postgresql:// URLs)
 };
 
-/// Adds `db` and its five subcommands to the CLI, filling `options`; returns the `db` command.
+/// Adds `db` and its six subcommands to the CLI, filling `options`; returns the `db` command.
 /// In main: `CLI::App *db_cmd = tessel::add_db_command(app, db);` ... `if (*db_cmd) return tessel::db_command(db);`
 CLI::App *add_db_command(CLI::App &app, DbOptions &options);
 

@@ -13,6 +13,7 @@
 #include "report/report_data.h"
 #include "report/report_html.h"
 #include "tools/tessel/commands.h"
+#include "tuning_db/database_location.h"
 #include "tuning_db/tuning_database.h"
 
 namespace tessel {
@@ -51,9 +52,9 @@ int report_command(const ReportOptions &options) {
   if (!target.ok()) return fail(target.error().message);
   if (options.output_path.empty()) return fail("-o needs a file name");
   // A report only reads: never create a database where the user mistyped a path.
-  if (::access(options.db_path.c_str(), F_OK) != 0) return fail(options.db_path + ": no such tuning database");
+  if (!database_may_exist(options.db_path)) return fail(options.db_path + ": no such tuning database");
   DatabaseOpenOptions open_options;
-  open_options.read_only = ::access(options.db_path.c_str(), W_OK) != 0;
+  open_options.read_only = is_postgres_url(options.db_path) || ::access(options.db_path.c_str(), W_OK) != 0;
   auto db = TuningDatabase::open(options.db_path, open_options);
   if (!db.ok()) return fail(db.error().message);
 

@@ -16,6 +16,7 @@
 #include "tensor/npy.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/output_files.h"
+#include "tuning_db/database_location.h"
 #include "tuning_db/tuning_database.h"
 
 namespace tessel {
@@ -62,7 +63,7 @@ int run_command(const RunOptions &options) {
   ExecutorOptions executor_options;
   std::shared_ptr<TuningDatabase> db;
   if (!options.db_path.empty()) {
-    if (!std::filesystem::exists(options.db_path)) return fail("tuning database '" + options.db_path + "' does not exist");
+    if (!database_may_exist(options.db_path)) return fail("tuning database '" + options.db_path + "' does not exist");
     DatabaseOpenOptions read_only;
     read_only.read_only = true;
     auto opened = TuningDatabase::open(options.db_path, read_only);
@@ -123,7 +124,7 @@ int run_command(const RunOptions &options) {
   std::printf("first run %.2f ms (includes compiling %d kernels in %.2f s)\n", first_run_ms, stats.compiled,
               stats.compile_seconds);
   if (db) std::printf("%d of %zu fused groups run tuned schedules from %s\n", executor.tuned_groups(),
-                      executor.groups().size(), options.db_path.c_str());
+                      executor.groups().size(), db->location().c_str());
   if (!times_ms.empty())
     std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", median_ms, times_ms.size(),
                 times_ms.front(), times_ms.back());

@@ -105,7 +105,7 @@ int tune_command(const TuneCommandOptions &options) {
   std::printf("\n%d candidates measured (%d failed) in %.1f s; sum of task latencies %.3f ms built-in -> %.3f ms tuned "
               "(%.2fx); records in %s\n",
               summary->measured, summary->failed, summary->wall_seconds, before * 1e3, after * 1e3,
-              after > 0 ? before / after : 0.0, options.db_path.c_str());
+              after > 0 ? before / after : 0.0, db->location().c_str());
   std::printf("%.2f trials/s; share = the task's part of the tuned model latency (weight x best)\n",
               summary->measured / std::max(summary->wall_seconds, 1e-9));
   // Nothing could be tuned (on a GPU, typically: no kernel runs there): an error, not a

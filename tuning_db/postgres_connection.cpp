@@ -17,7 +17,7 @@ namespace {
 std::string one_line(const char *message) {
   std::string text = message ? message : "";
   for (char &c : text)
-    if (c == '\n') c = ' ';
+    if (c == '\n' || c == '\t') c = ' ';
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   return text;
 }
@@ -185,9 +185,13 @@ class PostgresConnection : public SqlConnection {
     return tables.value() > 0;
   }
 
-  /// A transaction-scoped advisory lock: a second migrating process waits at this line.
-  Result<void> serialize_migrations() override {
-    return execute("SELECT pg_advisory_xact_lock(7419810315)", "wait for another process's schema migration");
+  /// A session advisory lock: a second migrating process waits at this line. The server
+  /// drops it with the session if this process dies.
+  Result<void> lock_migrations() override {
+    return execute("SELECT pg_advisory_lock(7419810315)", "wait for another process's schema migration");
+  }
+  void unlock_migrations() override {
+    (void)execute("SELECT pg_advisory_unlock(7419810315)", "end the schema migration");
   }
 
  private:

@@ -103,25 +103,23 @@ Error newer_schema_error(const std::string &location, int version) {
                     "; this tessel reads up to schema " + std::to_string(kTuningSchemaVersion) + ")");
 }
 
-Result<void> migrate_schema(SqlConnection &connection) {
+namespace {
+
+/// The migration proper, under the migration lock.
+Result<void> migrate_locked(SqlConnection &connection) {
   const std::string &location = connection.location();
+  auto transaction = SqlTransaction::begin(connection);
+  if (!transaction.ok()) return transaction.error();
+  // Another process may have migrated while we waited for the lock.
   auto version = connection.schema_version();
   if (!version.ok()) return version.error();
   if (version.value() > kTuningSchemaVersion) return newer_schema_error(location, version.value());
-  if (version.value() == kTuningSchemaVersion) return {};
-
-  auto transaction = SqlTransaction::begin(connection);
-  if (!transaction.ok()) return transaction.error();
-  auto serialized = connection.serialize_migrations();
-  if (!serialized.ok()) return serialized.error();
-  // Another process may have migrated while we waited for the lock.
-  version = connection.schema_version();
-  if (!version.ok()) return version.error();
-  if (version.value() > kTuningSchemaVersion) return newer_schema_error(location, version.value());
+  if (version.value() == kTuningSchemaVersion) return transaction->commit();
   if (version.value() == 0) {
     auto foreign = connection.has_foreign_tables();
     if (!foreign.ok()) return foreign.error();
-    if (foreign.value()) return make_error(location + " is a database but not a tessel tuning database (it holds other tables)");
+    if (foreign.value())
+      return make_error(location + " is a database but not a tessel tuning database (it holds other tables)");
   }
   for (int v = version.value(); v < kTuningSchemaVersion; ++v) {
     auto migrated = connection.execute(migration(connection.backend(), v), "migrate the schema from version " +
@@ -132,6 +130,20 @@ Result<void> migrate_schema(SqlConnection &connection) {
   auto stamped = connection.set_schema_version(kTuningSchemaVersion);
   if (!stamped.ok()) return stamped.error();
   return transaction->commit();
+}
+
+}  // namespace
+
+Result<void> migrate_schema(SqlConnection &connection) {
+  auto version = connection.schema_version();
+  if (!version.ok()) return version.error();
+  if (version.value() > kTuningSchemaVersion) return newer_schema_error(connection.location(), version.value());
+  if (version.value() == kTuningSchemaVersion) return {};
+  auto locked = connection.lock_migrations();
+  if (!locked.ok()) return locked.error();
+  auto migrated = migrate_locked(connection);
+  connection.unlock_migrations();
+  return migrated;
 }
 
 }  // namespace tessel

@@ -76,9 +76,13 @@ class SqlConnection {
   virtual Result<void> set_schema_version(int version) = 0;
   /// Whether a database without tessel's schema holds other tables (someone else's data).
   virtual Result<bool> has_foreign_tables() = 0;
-  /// Inside the migration's transaction: makes a second process that migrates at the
-  /// same time wait for this one (SQLite's write lock already does).
-  virtual Result<void> serialize_migrations() = 0;
+  /// Around the migration's transaction (taken before it begins, released after it ends):
+  /// makes a second process that migrates at the same time wait for this one. SQLite's
+  /// write lock already does; PostgreSQL takes a session advisory lock. Before, not inside:
+  /// a PostgreSQL transaction that began before another's schema change committed may
+  /// still resolve table names from its stale catalog cache.
+  virtual Result<void> lock_migrations() = 0;
+  virtual void unlock_migrations() = 0;
 };
 
 /// A write transaction, rolled back when destroyed uncommitted.

@@ -159,7 +159,8 @@ class SqliteConnection : public SqlConnection {
     return row.value() && query.value()->integer(0) > 0;
   }
 
-  Result<void> serialize_migrations() override { return {}; }  // BEGIN IMMEDIATE holds the file's write lock
+  Result<void> lock_migrations() override { return {}; }  // BEGIN IMMEDIATE holds the file's write lock
+  void unlock_migrations() override {}
 
   sqlite3 *handle() { return db_; }
 

@@ -3,6 +3,7 @@
 // read-only or written by several processes at once.
 #include <catch2/catch.hpp>
 
+#include "tests/support/postgres_test_database.h"
 #include "tests/support/temp_dir.h"
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -14,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -30,6 +33,32 @@ namespace {
 /// A fresh directory for each test.
 struct TempDir : tessel::testing::TempDir {
   TempDir() : tessel::testing::TempDir("tessel_db") {}
+};
+
+/// The backends the store's query tests run on: SQLite always, PostgreSQL when the test
+/// server is there (CTest's `postgres` fixture).
+std::vector<std::string> test_backends() {
+  std::vector<std::string> backends{"sqlite"};
+  if (tessel::testing::postgres_test_server()) backends.push_back("postgres");
+  return backends;
+}
+
+/// Where one test's databases live: files in a fresh directory, or fresh databases on the
+/// test server; `dir` also holds the test's other files (logs).
+struct TestStore {
+  explicit TestStore(std::string backend_name) : backend(std::move(backend_name)) {}
+
+  /// The database called `name`: the same location each time it is asked for.
+  std::string location(const std::string &name = "tessel.db") {
+    if (backend == "sqlite") return dir.file(name);
+    auto &database = databases[name];
+    if (!database) database = std::make_unique<tessel::testing::PostgresTestDatabase>(*tessel::testing::postgres_test_server());
+    return database->url();
+  }
+
+  std::string backend;
+  TempDir dir;
+  std::map<std::string, std::unique_ptr<tessel::testing::PostgresTestDatabase>> databases;
 };
 
 const std::string kWorkload = "00c0ffee00c0ffee";
@@ -186,7 +215,8 @@ TEST_CASE("log numbers are the shortest text that reads back exactly", "[tuning_
 }
 
 TEST_CASE("records round-trip through the database with every field", "[tuning_db]") {
-  TempDir dir;
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
   TuningRecord record = make_record("aaaa000000000001", 1.5e-3);
   record.machine = "AMD EPYC 9B45 (2 cores)";
   record.target = "llvm -mcpu=znver4";
@@ -199,7 +229,7 @@ TEST_CASE("records round-trip through the database with every field", "[tuning_d
   TuningRecord failed = make_record("aaaa000000000002", std::nullopt, RecordStatus::CompileError);
   failed.error_message = "Halide: Func out has no\nupdate definition 'x'";
 
-  TuningDatabase db = db_with(dir.file("tessel.db"), {record, failed});
+  TuningDatabase db = db_with(store.location("tessel.db"), {record, failed});
   auto all = db.records_for_target("llvm -mcpu=znver4");
   REQUIRE(all.ok());
   REQUIRE(all->size() == 1);
@@ -239,9 +269,10 @@ TEST_CASE("records round-trip through the database with every field", "[tuning_d
 }
 
 TEST_CASE("best and top-k take the fastest ok records of the workload and target", "[tuning_db]") {
-  TempDir dir;
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
   const std::string other_workload = "1111222233334444";
-  TuningDatabase db = db_with(dir.file("tessel.db"),
+  TuningDatabase db = db_with(store.location("tessel.db"),
                               {
                                   make_record("h3", 3e-3),
                                   make_record("h1", 1e-3),
@@ -326,8 +357,9 @@ TEST_CASE("the best query uses the partial index", "[tuning_db]") {
 }
 
 TEST_CASE("a schedule is recorded once per workload and target", "[tuning_db]") {
-  TempDir dir;
-  TuningDatabase db = db_with(dir.file("tessel.db"), {make_record("h1", 1e-3)});
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  TuningDatabase db = db_with(store.location("tessel.db"), {make_record("h1", 1e-3)});
   auto again = db.add_record(make_record("h1", 5e-4));  // a second measurement must not replace the first
   REQUIRE(again.ok());
   CHECK_FALSE(again.value());
@@ -349,8 +381,9 @@ TEST_CASE("a schedule is recorded once per workload and target", "[tuning_db]") 
 }
 
 TEST_CASE("invalid records and workloads are refused with the reason", "[tuning_db]") {
-  TempDir dir;
-  TuningDatabase db = db_with(dir.file("tessel.db"), {});
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  TuningDatabase db = db_with(store.location("tessel.db"), {});
   auto no_workload = db.add_record(make_record("h1", 1e-3, RecordStatus::Ok, "llvm", "feedfacefeedface"));
   REQUIRE_FALSE(no_workload.ok());
   CHECK_THAT(no_workload.error().message, Catch::Contains("feedfacefeedface") && Catch::Contains("add_workload"));
@@ -439,14 +472,15 @@ TEST_CASE("a database from a newer tessel is refused, not touched", "[tuning_db]
 }
 
 TEST_CASE("export then import into a fresh database gives the same best records", "[tuning_db]") {
-  TempDir dir;
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
   const std::string second_workload = "2222333344445555";
   TuningRecord featured = make_record("f1", 4e-4, RecordStatus::Ok, "cuda");
   featured.features = std::vector<float>{0.25f, 1e-3f, 123456.789f};
   featured.machine = "NVIDIA H100";
   std::string exported;
   {
-    TuningDatabase source = db_with(dir.file("source.db"),
+    TuningDatabase source = db_with(store.location("source.db"),
                                     {make_record("h2", 2e-3), make_record("h1", 1e-3),
                                      make_record("bad", std::nullopt, RecordStatus::RuntimeError), featured});
     REQUIRE(source.add_workload(second_workload, "Conv \"quoted\"\ttext\n").ok());
@@ -470,7 +504,7 @@ TEST_CASE("export then import into a fresh database gives the same best records"
     CHECK(source.export_jsonl(ok_log, ok_llvm).value() == 3);
   }
 
-  TuningDatabase copy = open_db(dir.file("copy.db"));
+  TuningDatabase copy = open_db(store.location("copy.db"));
   std::istringstream in(exported);
   auto summary = copy.import_jsonl(in, "shared.jsonl");
   REQUIRE(summary.ok());
@@ -479,7 +513,7 @@ TEST_CASE("export then import into a fresh database gives the same best records"
   CHECK(summary->duplicates == 0);
   CHECK(summary->new_workloads == 2);
 
-  TuningDatabase source = open_db(dir.file("source.db"));
+  TuningDatabase source = open_db(store.location("source.db"));
   for (const auto &[workload, target] : std::vector<std::pair<std::string, std::string>>{
            {kWorkload, "llvm"}, {kWorkload, "cuda"}, {second_workload, "llvm"}}) {
     auto want = source.best(workload, target);
@@ -718,8 +752,9 @@ TEST_CASE("paths that cannot be written give errors naming the file", "[tuning_d
 }
 
 TEST_CASE("several processes write at once and every record lands", "[tuning_db]") {
-  TempDir dir;
-  const std::string path = dir.file("tessel.db");
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  const std::string path = store.location("tessel.db");
   { db_with(path, {}); }
   constexpr int kWriters = 4;
   constexpr int kRecordsEach = 40;
@@ -752,8 +787,9 @@ TEST_CASE("several processes write at once and every record lands", "[tuning_db]
 }
 
 TEST_CASE("two processes creating the same new database migrate it once", "[tuning_db]") {
-  TempDir dir;
-  const std::string path = dir.file("fresh.db");
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  const std::string path = store.location("fresh.db");
   std::vector<pid_t> children;
   for (int i = 0; i < 3; ++i) {
     const pid_t child = ::fork();
@@ -772,8 +808,10 @@ TEST_CASE("two processes creating the same new database migrate it once", "[tuni
 }
 
 TEST_CASE("compile finds best records in a database or a log alike", "[tuning_db]") {
-  TempDir dir;
-  const std::string db_path = dir.file("tessel.db");
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  const TempDir &dir = store.dir;
+  const std::string db_path = store.location("tessel.db");
   const std::string log_path = dir.file("tuning.jsonl");
   {
     TuningDatabase db = db_with(db_path, {make_record("h2", 2e-3), make_record("h1", 1e-3)});
@@ -803,8 +841,9 @@ TEST_CASE("compile finds best records in a database or a log alike", "[tuning_db
 }
 
 TEST_CASE("prune deletes failed records and all but the fastest per workload and target", "[tuning_db]") {
-  TempDir dir;
-  TuningDatabase db = db_with(dir.file("tessel.db"),
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  TuningDatabase db = db_with(store.location("tessel.db"),
                               {
                                   make_record("h3", 3e-3),
                                   make_record("h1", 1e-3),

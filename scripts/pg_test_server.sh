@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the tests: `start DIR` creates and starts one in a new
+# directory under /tmp (listening on 127.0.0.1 only, on a free port, trust authentication)
+# and writes its URL to DIR/url; `stop DIR` stops it and removes both. PostgreSQL refuses
+# to run as root, so under root the cluster belongs to an unprivileged system user,
+# tessel-pg, created when missing (and /tmp, unlike a checkout under /root, is reachable
+# for it).
+set -euo pipefail
+
+action=${1:?usage: pg_test_server.sh start|stop DIR}
+dir=${2:?usage: pg_test_server.sh start|stop DIR}
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -n "$bin" ] || { echo "pg_test_server: no PostgreSQL server installed (apt-get install postgresql)" >&2; exit 1; }
+
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u tessel-pg -- "$@"; else "$@"; fi
+}
+
+case "$action" in
+  start)
+    "$0" stop "$dir"
+    mkdir -p "$dir"
+    cluster=$(mktemp -d /tmp/tessel-pg.XXXXXX)
+    echo "$cluster" >"$dir/cluster"
+    if [ "$(id -u)" -eq 0 ]; then
+      id tessel-pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin tessel-pg
+      chown tessel-pg "$cluster"
+    fi
+    as_owner "$bin/initdb" -D "$cluster/data" -U tessel --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 ||
+      { cat "$dir/initdb.log" >&2; exit 1; }
+    # A free port: ask the kernel for one, then hand it to the server (a race with another
+    # program taking it in between only makes the start fail, loudly).
+    port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    as_owner "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $cluster -c fsync=off -c max_connections=200" start >/dev/null ||
+      { cat "$cluster/server.log" >&2; exit 1; }
+    echo "postgresql://tessel@127.0.0.1:$port/postgres" >"$dir/url"
+    cat "$dir/url"
+    ;;
+  stop)
+    if [ -f "$dir/cluster" ]; then
+      cluster=$(cat "$dir/cluster")
+      if [ -f "$cluster/data/postmaster.pid" ]; then as_owner "$bin/pg_ctl" -D "$cluster/data" -m fast -w stop >/dev/null || true; fi
+      case "$cluster" in /tmp/tessel-pg.*) rm -rf "$cluster" ;; esac
+    fi
+    rm -rf "$dir"
+    ;;
+  *)
+    echo "usage: pg_test_server.sh start|stop DIR" >&2
+    exit 2
+    ;;
+esac

@@ -6,7 +6,7 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config
   libhalide14-0-dev llvm-14-dev
-  libxgboost-dev libsqlite3-dev libcli11-dev catch2 nlohmann-json3-dev
+  libxgboost-dev libsqlite3-dev libpq-dev postgresql libcli11-dev catch2 nlohmann-json3-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata
   python3-onnx python3-numpy

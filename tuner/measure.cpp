@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/child_process.h"
+#include "base/host_lock.h"
 #include "base/spin_pool.h"
 #include "tensor/npy.h"
 
@@ -204,9 +205,14 @@ std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs
     // Compilation runs in parallel: wait for every worker to be ready (or done).
     for (size_t i = begin; i < end; ++i)
       if (!workers[i - begin].result) jobs[i].measurer->await_compile(workers[i - begin]);
-    // Timing runs one worker at a time, with no compile beside it.
-    for (size_t i = begin; i < end; ++i)
-      if (!workers[i - begin].result) jobs[i].measurer->await_run(workers[i - begin]);
+    // Timing runs one worker at a time, with no compile beside it, and no other tessel
+    // process of this machine timing at once (a second tuner, `tessel worker`s). Without
+    // the lock file the run still times, only unguarded.
+    {
+      auto host_lock = HostTimingLock::acquire();
+      for (size_t i = begin; i < end; ++i)
+        if (!workers[i - begin].result) jobs[i].measurer->await_run(workers[i - begin]);
+    }
     for (size_t i = begin; i < end; ++i) results[i] = *workers[i - begin].result;
   }
   return results;

@@ -1,6 +1,7 @@
 #include "tuner/tune_model.h"
 
 #include <fstream>
+#include <thread>
 
 #include "tuner/tuning_session.h"
 
@@ -8,13 +9,20 @@ namespace tessel {
 
 std::string machine_description() {
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  return "unknown CPU";
+  std::string line, model = "unknown CPU", flags;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    // "power management:" and the like end at the colon.
+    const std::string value = colon == std::string::npos || colon + 2 > line.size() ? std::string() : line.substr(colon + 2);
+    if (line.rfind("model name", 0) == 0 && model == "unknown CPU") model = value;
+    if (line.rfind("flags", 0) == 0 && flags.empty()) flags = " " + value + " ";
+  }
+  // The vector ISA decides what a schedule's kernel compiles to: two hosts with the same
+  // model name but different enabled features (a VM's) must not compare latencies.
+  std::string isa;
+  for (const char *feature : {"avx2", "fma", "avx512f", "avx512_bf16", "amx_tile"})
+    if (flags.find(std::string(" ") + feature + " ") != std::string::npos) isa += std::string(isa.empty() ? "" : " ") + feature;
+  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " cpus" + (isa.empty() ? "" : ", " + isa) + ")";
 }
 
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options) {

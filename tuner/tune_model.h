@@ -12,6 +12,7 @@
 #include "graph/ir/graph.h"
 #include "tuner/evolutionary_search.h"
 #include "tuner/measure.h"
+#include "tuner/queue_measurer.h"
 #include "tuning_db/tuning_database.h"
 
 namespace tessel {
@@ -31,6 +32,10 @@ struct TuneOptions {
   /// 0: HL_NUM_THREADS or all cores.
   int threads = 0;
   MeasureOptions measure;
+  /// true: candidates (and each task's reference) go into the database's work queue and
+  /// `tessel worker`s measure them; this process searches, trains and schedules only.
+  bool remote = false;
+  QueueMeasureOptions queue;
   SearchOptions search;
   /// Progress lines (one per round); nothing when empty.
   std::function<void(const std::string &)> log;
@@ -67,7 +72,8 @@ struct TuneSummary {
 
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options);
 
-/// The CPU model name of this machine (from /proc/cpuinfo), stored with every record.
+/// This machine's signature, stored with every record: the CPU model name, its CPU count and
+/// vector ISA ("AMD EPYC 9B45 (2 cpus, avx2 fma avx512f)", from /proc/cpuinfo).
 std::string machine_description();
 
 }  // namespace tessel

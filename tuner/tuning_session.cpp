@@ -52,32 +52,52 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
 
 Result<void> TuningSession::prepare_tasks() {
   const std::vector<Workload> workloads = distinct_workloads(*graph_, partition_graph(*graph_));
-  // Every task's reference first, their workers compiling side by side: one task at a time
-  // kept one core of 16 busy and took 50 s of a ResNet-18 tune on the H100 machine.
-  MeasureOptions measure = options_.measure;
-  if (options_.threads > 0) measure.threads = options_.threads;
   std::vector<Result<Task>> tasks;
-  std::vector<std::unique_ptr<Measurer>> measurers(workloads.size());
-  std::vector<Measurer *> all;
-  for (size_t i = 0; i < workloads.size(); ++i) {
-    tasks.push_back(make_task(graph_, workloads[i]));
-    if (!tasks.back().ok()) continue;
-    measurers[i] = std::make_unique<Measurer>(tasks.back().value(), target_, measure);
-    all.push_back(measurers[i].get());
-  }
-  Measurer::prepare_references(all);
+  for (const Workload &workload : workloads) tasks.push_back(make_task(graph_, workload));
+  TESSEL_TRY(std::vector<std::unique_ptr<CandidateMeasurer>> measurers, prepare_measurers(workloads, tasks));
   for (size_t i = 0; i < workloads.size(); ++i) TESSEL_TRY_VOID(prepare_task(workloads[i], tasks[i], std::move(measurers[i])));
   if (options_.log)
     options_.log("tuning " + std::to_string(states_.size()) + " tasks (" +
                  std::to_string(workloads.size() - states_.size()) + " skipped) for " + target_text_ + ", " +
-                 std::to_string(options_.trials) + " trials");
+                 std::to_string(options_.trials) + " trials" + (options_.remote ? ", measured by workers" : ""));
   retrain();
   scheduler_.emplace(progress_);
   return {};
 }
 
+Result<std::vector<std::unique_ptr<CandidateMeasurer>>> TuningSession::prepare_measurers(
+    const std::vector<Workload> &workloads, const std::vector<Result<Task>> &tasks) {
+  std::vector<std::unique_ptr<CandidateMeasurer>> measurers(workloads.size());
+  if (options_.remote) {
+    // Workers rebuild each task from its workload text, so the text goes in first.
+    std::vector<QueueMeasurer *> all;
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      if (!tasks[i].ok()) continue;
+      TESSEL_TRY_VOID(db_.add_workload(workloads[i].workload_key, workloads[i].workload_text));
+      auto measurer = std::make_unique<QueueMeasurer>(tasks[i].value(), target_text_, db_, options_.queue);
+      all.push_back(measurer.get());
+      measurers[i] = std::move(measurer);
+    }
+    if (!all.empty()) TESSEL_TRY_VOID(QueueMeasurer::prepare_references(all));
+    return measurers;
+  }
+  // Every task's reference first, their workers compiling side by side: one task at a time
+  // kept one core of 16 busy and took 50 s of a ResNet-18 tune on the H100 machine.
+  MeasureOptions measure = options_.measure;
+  if (options_.threads > 0) measure.threads = options_.threads;
+  std::vector<Measurer *> all;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    if (!tasks[i].ok()) continue;
+    auto local = std::make_unique<LocalCandidateMeasurer>(std::make_unique<Measurer>(tasks[i].value(), target_, measure));
+    all.push_back(&local->measurer());
+    measurers[i] = std::move(local);
+  }
+  Measurer::prepare_references(all);
+  return measurers;
+}
+
 Result<void> TuningSession::prepare_task(const Workload &workload, const Result<Task> &task,
-                                         std::unique_ptr<Measurer> measurer) {
+                                         std::unique_ptr<CandidateMeasurer> measurer) {
   TaskTuneSummary row;
   row.workload_key = workload.workload_key;
   row.ops = group_ops_text(*graph_, workload.group);
@@ -141,10 +161,8 @@ Result<bool> TuningSession::run_round() {
     scheduler_->retire(t);
     return true;
   }
-  std::vector<Schedule> schedules;
-  for (const Candidate &c : candidates) schedules.push_back(c.schedule);
   clock.measure = std::chrono::steady_clock::now();
-  const std::vector<MeasureResult> results = state.measurer->measure(schedules);
+  TESSEL_TRY(const std::vector<MeasureResult> results, state.measurer->measure(candidates));
   TESSEL_TRY(const double round_best, record_results(state, candidates, results));
   budget_ -= static_cast<int>(results.size());
   scheduler_->record_round(t, static_cast<int>(results.size()), round_best);

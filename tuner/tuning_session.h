@@ -15,6 +15,7 @@
 #include "tuner/cost_model.h"
 #include "tuner/search_policy.h"
 #include "tuner/evolutionary_search.h"
+#include "tuner/candidate_measurer.h"
 #include "tuner/measure.h"
 #include "tuner/task_scheduler.h"
 #include "tuner/tune_model.h"
@@ -37,7 +38,7 @@ class TuningSession {
  private:
   struct TaskState {
     Task task;
-    std::unique_ptr<Measurer> measurer;
+    std::unique_ptr<CandidateMeasurer> measurer;
     size_t summary_row = 0;
   };
   /// Round timings for the progress line.
@@ -46,7 +47,11 @@ class TuningSession {
   };
 
   /// The task's row and state; its measurer has its reference already (or the reason not).
-  Result<void> prepare_task(const Workload &workload, const Result<Task> &task, std::unique_ptr<Measurer> measurer);
+  Result<void> prepare_task(const Workload &workload, const Result<Task> &task,
+                            std::unique_ptr<CandidateMeasurer> measurer);
+  /// Each task's measurer, its reference measured (all at once): here, or by the queue's workers.
+  Result<std::vector<std::unique_ptr<CandidateMeasurer>>> prepare_measurers(const std::vector<Workload> &workloads,
+                                                                           const std::vector<Result<Task>> &tasks);
   Result<void> record_builtin(const TaskState &state, const MeasureResult &baseline);
   /// The batch to measure: the search's proposals, the sketch default first while it is
   /// unmeasured, so tuning never ends worse than it.

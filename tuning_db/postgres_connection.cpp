@@ -154,6 +154,8 @@ class PostgresConnection : public SqlConnection {
     return ran;
   }
 
+  std::string now_seconds_sql() const override { return "extract(epoch from clock_timestamp())::double precision"; }
+
   Result<void> begin_write() override {
     auto begun = execute("BEGIN", "start a write transaction");
     if (begun.ok()) in_transaction_ = true;

@@ -10,8 +10,9 @@ namespace tessel {
 
 /// The schema this tessel writes. Version 1: workloads, targets, records. Version 2: the
 /// records' features column and indexes for best/top-k (partial, ok records only) and
-/// per-target scans.
-constexpr int kTuningSchemaVersion = 2;
+/// per-target scans. Version 3: each record's machine signature, and the work queue of
+/// remote tuning (tuning_db/work_queue.h).
+constexpr int kTuningSchemaVersion = 3;
 
 /// "<location> was written by a newer tessel (schema N; ...)".
 Error newer_schema_error(const std::string &location, int version);

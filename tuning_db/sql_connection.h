@@ -66,6 +66,10 @@ class SqlConnection {
   /// Runs SQL without results; it may hold several statements.
   virtual Result<void> execute(const std::string &sql, const std::string &doing) = 0;
 
+  /// An SQL expression for the database's clock, in seconds since the epoch: leases are
+  /// stamped and compared with the server's clock, not each worker's.
+  virtual std::string now_seconds_sql() const = 0;
+
   /// Starts a transaction that will write. SQLite takes the write lock up front (BEGIN
   /// IMMEDIATE), so a busy file waits at the start instead of failing half-way through.
   virtual Result<void> begin_write() = 0;

@@ -137,6 +137,8 @@ class SqliteConnection : public SqlConnection {
     return {};
   }
 
+  std::string now_seconds_sql() const override { return "((julianday('now') - 2440587.5) * 86400.0)"; }
+
   Result<void> begin_write() override { return execute("BEGIN IMMEDIATE", "start a write transaction"); }
 
   Result<int> schema_version() override {

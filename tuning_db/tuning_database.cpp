@@ -7,6 +7,7 @@
 
 #include "base/json.h"
 #include "tuning_db/database_location.h"
+#include "tuning_db/feature_blob.h"
 #include "tuning_db/postgres_connection.h"
 #include "tuning_db/schema.h"
 #include "tuning_db/sqlite_connection.h"
@@ -18,31 +19,9 @@ namespace {
 
 // Every query that returns records selects these, in this order (see read_record).
 #define TESSEL_RECORD_COLUMNS                                                                                   \
-  "r.id, r.workload_key, t.text, t.machine, r.schedule_text, r.schedule_hash, r.status, r.error_message, "     \
+  "r.id, r.workload_key, t.text, coalesce(nullif(r.machine, ''), t.machine), r.schedule_text, r.schedule_hash, r.status, r.error_message, "     \
   "r.median_seconds, r.timings, r.compile_seconds, r.tool_version, r.created_at, r.features "
 #define TESSEL_RECORDS_WITH_TARGETS "FROM records r JOIN targets t ON t.id = r.target_id "
-
-/// Features are stored as float32 little-endian, whatever the host, so a file can move.
-std::vector<uint8_t> encode_features(const std::vector<float> &features) {
-  std::vector<uint8_t> bytes(features.size() * 4);
-  for (size_t i = 0; i < features.size(); ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &features[i], 4);
-    for (int b = 0; b < 4; ++b) bytes[i * 4 + b] = static_cast<uint8_t>(bits >> (8 * b));
-  }
-  return bytes;
-}
-
-Result<std::vector<float>> decode_features(const std::vector<uint8_t> &bytes) {
-  if (bytes.size() % 4 != 0) return make_error("features blob of " + std::to_string(bytes.size()) + " bytes");
-  std::vector<float> features(bytes.size() / 4);
-  for (size_t i = 0; i < features.size(); ++i) {
-    uint32_t bits = 0;
-    for (int b = 0; b < 4; ++b) bits |= static_cast<uint32_t>(bytes[i * 4 + b]) << (8 * b);
-    std::memcpy(&features[i], &bits, 4);
-  }
-  return features;
-}
 
 /// The timings column: a JSON array of seconds, "[0.00121,0.00119]".
 Result<std::vector<double>> read_timings(const std::string &text) {
@@ -231,8 +210,8 @@ Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {
 
   auto insert = connection_->prepare("INSERT INTO records(workload_key, target_id, schedule_text, schedule_hash, "
                                      "status, error_message, median_seconds, timings, compile_seconds, "
-                                     "tool_version, created_at, features) "
-                                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+                                     "tool_version, created_at, features, machine) "
+                                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
                                      "ON CONFLICT(workload_key, target_id, schedule_hash) DO NOTHING",
                                      "add a record of workload " + record.workload_key);
   if (!insert.ok()) return insert.error();
@@ -250,6 +229,7 @@ Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {
       .bind(11, record.created_at.empty() ? utc_timestamp_now() : record.created_at);
   if (record.features) query.bind_blob(12, encode_features(*record.features));
   else query.bind_null(12);
+  query.bind(13, record.machine);
   auto inserted = query.run();
   if (!inserted.ok()) return inserted.error();
   return inserted.value() > 0;
@@ -275,6 +255,20 @@ Result<bool> TuningDatabase::has_record(const std::string &workload_key, const s
   if (!query.ok()) return query.error();
   query.value()->bind(1, workload_key).bind(2, *target_id.value()).bind(3, schedule_hash);
   return query.value()->next();
+}
+
+Result<std::optional<TuningRecord>> TuningDatabase::find_record(const std::string &workload_key,
+                                                                const std::string &target,
+                                                                const std::string &schedule_hash) const {
+  auto query = connection_->prepare("SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
+                                    "WHERE r.workload_key = ?1 AND t.text = ?2 AND r.schedule_hash = ?3",
+                                    "look up a record");
+  if (!query.ok()) return query.error();
+  query.value()->bind(1, workload_key).bind(2, target).bind(3, schedule_hash);
+  auto records = collect_records(*query.value(), location());
+  if (!records.ok()) return records.error();
+  if (records->empty()) return std::optional<TuningRecord>();
+  return std::optional<TuningRecord>(std::move(records->front()));
 }
 
 Result<std::vector<TuningRecord>> TuningDatabase::fastest_ok(const std::string &workload_key,
@@ -444,6 +438,26 @@ Result<DatabaseStats> TuningDatabase::stats() const {
     target.ok_records = rows.integer(3);
     target.workloads = rows.integer(4);
     stats.per_target.push_back(std::move(target));
+  }
+
+  auto per_machine = connection_->prepare(
+      "SELECT t.text, r.machine, count(r.id), sum(CASE WHEN r.status = 'ok' THEN 1 ELSE 0 END), "
+      "count(DISTINCT r.workload_key) "
+      "FROM records r JOIN targets t ON t.id = r.target_id GROUP BY t.text, r.machine ORDER BY t.text, r.machine",
+      "count records per machine");
+  if (!per_machine.ok()) return per_machine.error();
+  SqlQuery &machine_rows = *per_machine.value();
+  while (true) {
+    auto row = machine_rows.next();
+    if (!row.ok()) return row.error();
+    if (!row.value()) break;
+    TargetStats machine;
+    machine.target = machine_rows.text(0);
+    machine.machine = machine_rows.text(1);
+    machine.records = machine_rows.integer(2);
+    machine.ok_records = machine_rows.integer(3);
+    machine.workloads = machine_rows.integer(4);
+    stats.per_machine.push_back(std::move(machine));
   }
   return stats;
 }

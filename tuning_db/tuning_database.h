@@ -45,6 +45,9 @@ struct DatabaseStats {
   int64_t records = 0;
   std::map<RecordStatus, int64_t> records_by_status;  // every status present, zero when none
   std::vector<TargetStats> per_target;                // ordered by target text
+  /// Per machine signature that measured (workers on many machines share a database);
+  /// ordered by target, then machine.
+  std::vector<TargetStats> per_machine;
 };
 
 /// Which records export_jsonl writes; empty fields do not filter.
@@ -101,6 +104,10 @@ class TuningDatabase : public BestRecordSource {
   Result<bool> has_record(const std::string &workload_key, const std::string &target,
                           const std::string &schedule_hash) const;
 
+  /// The record of one schedule (any status); nullopt when it was never measured.
+  Result<std::optional<TuningRecord>> find_record(const std::string &workload_key, const std::string &target,
+                                                  const std::string &schedule_hash) const;
+
   Result<std::optional<TuningRecord>> best(const std::string &workload_key, const std::string &target) const override;
   std::vector<std::string> take_warnings() const override;
   /// The k fastest ok records, fastest first (the tuner's seeds).
@@ -127,6 +134,7 @@ class TuningDatabase : public BestRecordSource {
   Result<ImportSummary> import_jsonl(std::istream &in, const std::string &source_name = "tuning log");
 
  private:
+  friend class WorkQueue;  // the queue's statements share this connection and its transactions
   explicit TuningDatabase(std::unique_ptr<SqlConnection> connection);
   /// Writers for use inside an open transaction.
   Result<bool> insert_workload(const std::string &key, const std::string &workload_text);

@@ -321,7 +321,7 @@ TEST_CASE("best and top-k take the fastest ok records of the workload and target
 
   auto stats = db.stats();
   REQUIRE(stats.ok());
-  CHECK(stats->schema_version == 2);
+  CHECK(stats->schema_version == 3);
   CHECK(stats->workloads == 2);
   CHECK(stats->targets == 2);
   CHECK(stats->records == 8);
@@ -433,7 +433,7 @@ PRAGMA user_version = 1;
   TuningDatabase db = open_db(path);
   auto stats = db.stats();
   REQUIRE(stats.ok());
-  CHECK(stats->schema_version == 2);
+  CHECK(stats->schema_version == 3);
   auto best = db.best(kWorkload, "llvm");
   REQUIRE(best.ok());
   REQUIRE(best->has_value());
@@ -458,7 +458,7 @@ TEST_CASE("a database from a newer tessel is refused, not touched", "[tuning_db]
   raw_sql(path, "PRAGMA user_version = 7");
   auto db = TuningDatabase::open(path);
   REQUIRE_FALSE(db.ok());
-  CHECK(db.error().message == path + " was written by a newer tessel (schema 7; this tessel reads up to schema 2)");
+  CHECK(db.error().message == path + " was written by a newer tessel (schema 7; this tessel reads up to schema 3)");
   DatabaseOpenOptions read_only;
   read_only.read_only = true;
   CHECK_FALSE(TuningDatabase::open(path, read_only).ok());

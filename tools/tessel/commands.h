@@ -81,8 +81,26 @@ struct TuneCommandOptions {
   int jobs = 0;
   int threads = 0;
   uint64_t seed = 1;
+  bool remote = false;  // measure through the database's work queue (`tessel worker`s)
+  double remote_give_up_seconds = 0;  // > 0: fail a batch no worker progressed on for this long
 };
 int tune_command(const TuneCommandOptions &options);
+
+/// `tessel worker`: measures queued candidates for remote tuning (tuner/queue_worker.h).
+struct WorkerCommandOptions {
+  std::string db_path;
+  std::string target = "llvm";
+  std::string name;
+  int jobs = 0;
+  int threads = 0;
+  int claim_batch = 0;
+  double lease_seconds = 60;
+  double idle_exit_seconds = 0;
+  int64_t max_candidates = 0;
+  double timeout_ms = 0;
+  double min_repeat_ms = 0;
+};
+int worker_command(const WorkerCommandOptions &options);
 
 struct CompileCommandOptions {
   OptimizeOptions optimize;

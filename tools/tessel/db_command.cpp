@@ -108,16 +108,21 @@ int print_stats(const TuningDatabase &db, bool json) {
     out["records"] = stats->records;
     out["status"] = Json::object();
     for (const auto &[status, count] : stats->records_by_status) out["status"][to_text(status)] = count;
-    out["per_target"] = Json::array();
-    for (const TargetStats &target : stats->per_target) {
-      Json row;
-      row["target"] = target.target;
-      row["machine"] = target.machine;
-      row["records"] = target.records;
-      row["ok_records"] = target.ok_records;
-      row["workloads"] = target.workloads;
-      out["per_target"].push_back(row);
-    }
+    const auto rows = [](const std::vector<TargetStats> &list) {
+      Json table = Json::array();
+      for (const TargetStats &target : list) {
+        Json row;
+        row["target"] = target.target;
+        row["machine"] = target.machine;
+        row["records"] = target.records;
+        row["ok_records"] = target.ok_records;
+        row["workloads"] = target.workloads;
+        table.push_back(row);
+      }
+      return table;
+    };
+    out["per_target"] = rows(stats->per_target);
+    out["per_machine"] = rows(stats->per_machine);
     std::printf("%s\n", dump_json(out).c_str());
     return 0;
   }
@@ -127,9 +132,10 @@ int print_stats(const TuningDatabase &db, bool json) {
   std::printf("records    %lld\n", static_cast<long long>(stats->records));
   for (const auto &[status, count] : stats->records_by_status)
     std::printf("  %-15s %lld\n", to_text(status), static_cast<long long>(count));
-  if (!stats->per_target.empty()) {
+  // One row per target and machine signature: latencies compare within a row only.
+  if (!stats->per_machine.empty()) {
     std::printf("\n%-32s %10s %10s %10s  %s\n", "target", "records", "ok", "workloads", "machine");
-    for (const TargetStats &target : stats->per_target)
+    for (const TargetStats &target : stats->per_machine)
       std::printf("%-32s %10lld %10lld %10lld  %s\n", target.target.c_str(), static_cast<long long>(target.records),
                   static_cast<long long>(target.ok_records), static_cast<long long>(target.workloads),
                   target.machine.c_str());

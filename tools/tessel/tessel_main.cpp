@@ -101,13 +101,44 @@ int run_tessel(int argc, char **argv) {
                        "cap the run")
       ->transform(kDuration)
       ->check(kPositive);
-  tune_cmd->add_option("--db", tune.db_path, "tuning database (SQLite), created when missing");
+  tune_cmd->add_option("--db", tune.db_path, "tuning database: an SQLite file, created when missing, or a postgresql:// URL");
+  tune_cmd->add_flag("--remote", tune.remote,
+                     "search here, measure elsewhere: candidates go into the database's work queue and `tessel "
+                     "worker`s measure them");
+  tune_cmd->add_option("--remote-give-up", tune.remote_give_up_seconds,
+                       "with --remote: fail when queued candidates see no worker progress this long (default: wait)")
+      ->transform(kDuration)
+      ->check(kPositive);
   tune_cmd->add_option("--batch", tune.batch, "candidates measured per round (default: one per builder, at least 8)")->check(kPositive);
   tune_cmd->add_option("--jobs,-j", tune.jobs, "parallel builders (default: one per core)")->check(kPositive);
   tune_cmd->add_option("--threads,-t", tune.threads, "threads a kernel runs with (default: all cores)")
       ->check(kPositive);
   tune_cmd->add_option("--seed", tune.seed, "search seed");
   add_optimize_flags(tune_cmd, tune.optimize);
+
+  tessel::WorkerCommandOptions worker;
+  CLI::App *worker_cmd = app.add_subcommand(
+      "worker", "Measure queued candidates of remote tuning (`tessel tune --remote`) on this machine");
+  worker_cmd->add_option("--db", worker.db_path, "the tuning database the coordinator uses (a postgresql:// URL, or a file)")
+      ->required();
+  worker_cmd->add_option("--target", worker.target, "measure candidates of this target (llvm)");
+  worker_cmd->add_option("--name", worker.name, "worker name in the queue (default host:pid)");
+  worker_cmd->add_option("--jobs,-j", worker.jobs, "parallel builders (default: one per core)")->check(kPositive);
+  worker_cmd->add_option("--threads,-t", worker.threads, "threads a kernel runs with (default: all cores)")->check(kPositive);
+  worker_cmd->add_option("--claim", worker.claim_batch, "candidates per claim (default: one per builder)")->check(kPositive);
+  worker_cmd->add_option("--lease", worker.lease_seconds,
+                         "a claim's lease, renewed by a heartbeat every third of it; a dead worker's candidates "
+                         "return to the queue when it runs out (default 60s)")
+      ->transform(kDuration)
+      ->check(kPositive);
+  worker_cmd->add_option("--idle-exit", worker.idle_exit_seconds, "stop after this long with nothing to claim (default: never)")
+      ->transform(kDuration)
+      ->check(kPositive);
+  worker_cmd->add_option("--max-candidates", worker.max_candidates, "stop after completing this many")->check(kPositive);
+  worker_cmd->add_option("--timeout-ms", worker.timeout_ms, "a candidate that runs longer is recorded as a timeout")
+      ->check(kPositive);
+  worker_cmd->add_option("--min-repeat-ms", worker.min_repeat_ms, "time each candidate for at least this long (default 100)")
+      ->check(kPositive);
 
   tessel::CompileCommandOptions compile;
   CLI::App *compile_cmd = app.add_subcommand(
@@ -193,6 +224,7 @@ int run_tessel(int argc, char **argv) {
                                                         : tessel::inspect_command(inspect);
   if (*compile_cmd) return tessel::compile_command(compile);
   if (*tune_cmd) return tessel::tune_command(tune);
+  if (*worker_cmd) return tessel::worker_command(worker);
   if (*bench_cmd) return tessel::bench_command(bench);
   if (*db_cmd) return tessel::db_command(db);
   if (*report_cmd) return tessel::report_command(report);

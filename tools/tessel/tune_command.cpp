@@ -18,8 +18,9 @@ namespace tessel {
 int tune_command(const TuneCommandOptions &options) {
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
-  if (target->kind == Target::Kind::Cuda) {
-    // Tuning measures on this machine's GPU; records are keyed by its architecture.
+  if (target->kind == Target::Kind::Cuda && !options.remote) {
+    // Tuning measures on this machine's GPU; records are keyed by its architecture. With
+    // --remote the workers measure, on their GPUs, for the architecture the target names.
     auto device = name_device_architecture(target.value());
     if (!device.ok())
       return fail("tuning for --target cuda measures on a CUDA GPU, and none is usable here: " + device.error().message);
@@ -53,6 +54,8 @@ int tune_command(const TuneCommandOptions &options) {
   tune.batch = options.batch > 0 ? options.batch
                                  : std::max(8, options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()));
   tune.seed = options.seed;
+  tune.remote = options.remote;
+  tune.queue.give_up_seconds = options.remote_give_up_seconds;
   tune.measure.jobs = options.jobs;
   if (options.timeout_ms > 0) tune.measure.run_timeout_seconds = options.timeout_ms / 1e3;
   if (options.min_repeat_ms > 0) tune.measure.timing.min_seconds = options.min_repeat_ms / 1e3;
@@ -78,6 +81,7 @@ int tune_command(const TuneCommandOptions &options) {
                  options.trials, elapsed, eta, latency_seconds * 1e3, last_line.substr(0, 90).c_str());
     std::fflush(stderr);
   };
+  tune.queue.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto summary = tune_model(graph.value(), target.value(), db.value(), tune);
   if (terminal) std::fprintf(stderr, "\n");
   if (!summary.ok()) return fail(summary.error().message);

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests: `start DIR` creates and starts one in a new
 # directory under /tmp (listening on 127.0.0.1 only, on a free port, trust authentication)
-# and writes its URL to DIR/url; `stop DIR` stops it and removes both. PostgreSQL refuses
+# and writes its URL to DIR/url; `restart DIR` restarts it (a fault the tests inject);
+# `stop DIR` stops it and removes both. PostgreSQL refuses
 # to run as root, so under root the cluster belongs to an unprivileged system user,
 # tessel-pg, created when missing (and /tmp, unlike a checkout under /root, is reachable
 # for it).
 set -euo pipefail
 
-action=${1:?usage: pg_test_server.sh start|stop DIR}
-dir=${2:?usage: pg_test_server.sh start|stop DIR}
+action=${1:?usage: pg_test_server.sh start|restart|stop DIR}
+dir=${2:?usage: pg_test_server.sh start|restart|stop DIR}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$bin" ] || { echo "pg_test_server: no PostgreSQL server installed (apt-get install postgresql)" >&2; exit 1; }
 
@@ -37,6 +38,11 @@ case "$action" in
     echo "postgresql://tessel@127.0.0.1:$port/postgres" >"$dir/url"
     cat "$dir/url"
     ;;
+  restart)
+    # The tests' fault: the server goes away under running clients and comes back.
+    cluster=$(cat "$dir/cluster")
+    as_owner "$bin/pg_ctl" -D "$cluster/data" -m fast -w -t 60 restart >/dev/null
+    ;;
   stop)
     if [ -f "$dir/cluster" ]; then
       cluster=$(cat "$dir/cluster")
@@ -46,7 +52,7 @@ case "$action" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: pg_test_server.sh start|stop DIR" >&2
+    echo "usage: pg_test_server.sh start|restart|stop DIR" >&2
     exit 2
     ;;
 esac

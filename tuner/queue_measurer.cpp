@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tuner/tune_model.h"
+#include "tuning_db/retry_unreachable.h"
 #include "tuning_db/work_queue.h"
 
 namespace tessel {
@@ -40,6 +41,9 @@ QueueMeasurer::QueueMeasurer(Task task, std::string target_text, TuningDatabase 
 Result<std::vector<MeasureResult>> QueueMeasurer::run_batch(
     TuningDatabase &db, const QueueMeasureOptions &options,
     const std::vector<std::pair<const QueueMeasurer *, const Candidate *>> &items) {
+  RetryWindow retry;
+  retry.seconds = options.reconnect_seconds;
+  retry.log = options.log;
   std::vector<MeasureResult> results(items.size());
   std::vector<QueuedCandidate> queued;
   std::vector<size_t> waiting;  // indexes into items that go to the workers
@@ -56,7 +60,8 @@ Result<std::vector<MeasureResult>> QueueMeasurer::run_batch(
       entry.schedule_hash = kBuiltinScheduleHash;
     }
     // Measured before (an earlier run, another coordinator): its record is the answer.
-    auto known = db.find_record(entry.workload_key, entry.target, entry.schedule_hash);
+    auto known =
+        retry_unreachable([&] { return db.find_record(entry.workload_key, entry.target, entry.schedule_hash); }, retry);
     if (!known.ok()) return known.error();
     if (known.value()) {
       results[i] = result_of_record(*known.value());
@@ -69,13 +74,14 @@ Result<std::vector<MeasureResult>> QueueMeasurer::run_batch(
 
   WorkQueue queue(db);
   const std::string batch = new_batch_name();
-  if (auto enqueued = queue.enqueue(batch, queued); !enqueued.ok()) return enqueued.error();
+  if (auto enqueued = retry_unreachable([&] { return queue.enqueue(batch, queued); }, retry); !enqueued.ok())
+    return enqueued.error();
   int64_t left = static_cast<int64_t>(queued.size());
   auto last_progress = Clock::now();
   double next_notice = options.patience_seconds;
   while (left > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_seconds));
-    auto unfinished = queue.unfinished(batch);
+    auto unfinished = retry_unreachable([&] { return queue.unfinished(batch); }, retry);
     if (!unfinished.ok()) return unfinished.error();
     if (unfinished.value() < left) {
       left = unfinished.value();
@@ -97,12 +103,14 @@ Result<std::vector<MeasureResult>> QueueMeasurer::run_batch(
     }
   }
   for (size_t q = 0; q < queued.size(); ++q) {
-    auto record = db.find_record(queued[q].workload_key, queued[q].target, queued[q].schedule_hash);
+    auto record = retry_unreachable(
+        [&] { return db.find_record(queued[q].workload_key, queued[q].target, queued[q].schedule_hash); }, retry);
     if (!record.ok()) return record.error();
     results[waiting[q]] = record.value() ? result_of_record(*record.value())
                                          : failure(RecordStatus::Crash, "the queue says done but no record was written");
   }
-  if (auto forgotten = queue.forget(batch); !forgotten.ok()) return forgotten.error();
+  if (auto forgotten = retry_unreachable([&] { return queue.forget(batch); }, retry); !forgotten.ok())
+    return forgotten.error();
   return results;
 }
 

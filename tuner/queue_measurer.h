@@ -21,6 +21,8 @@ struct QueueMeasureOptions {
   double patience_seconds = 60;
   /// > 0: a batch that makes no progress this long is an error (0: wait for workers).
   double give_up_seconds = 0;
+  /// How long an unreachable database server (restarted, network cut) is waited for.
+  double reconnect_seconds = 300;
   std::function<void(const std::string &)> log;
 };
 

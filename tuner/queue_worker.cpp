@@ -14,6 +14,7 @@
 #include "schedule/schedule_ir.h"
 #include "task/task.h"
 #include "tuner/tune_model.h"
+#include "tuning_db/retry_unreachable.h"
 #include "tuning_db/work_queue.h"
 
 namespace tessel {
@@ -93,7 +94,10 @@ MeasureResult failure(RecordStatus status, std::string why) {
 class QueueWorker {
  public:
   QueueWorker(TuningDatabase &db, const QueueWorkerOptions &options)
-      : db_(db), queue_(db), options_(options), target_text_(options.target.to_string()), machine_(machine_description()) {}
+      : db_(db), queue_(db), options_(options), target_text_(options.target.to_string()), machine_(machine_description()) {
+    retry_.seconds = options.reconnect_seconds;
+    retry_.log = options.log;
+  }
 
   Result<QueueWorkerSummary> run(const std::string &name) {
     const auto start = Clock::now();
@@ -106,7 +110,8 @@ class QueueWorker {
       int batch = limit;
       if (options_.max_candidates > 0)
         batch = static_cast<int>(std::min<int64_t>(batch, options_.max_candidates - summary_.completed));
-      TESSEL_TRY(std::vector<QueuedCandidate> claimed, queue_.claim(target_text_, name, batch, options_.lease_seconds));
+      TESSEL_TRY(std::vector<QueuedCandidate> claimed,
+                 retry_unreachable([&] { return queue_.claim(target_text_, name, batch, options_.lease_seconds); }, retry_));
       if (claimed.empty()) {
         if (options_.idle_exit_seconds > 0 && seconds_since(idle_since) >= options_.idle_exit_seconds) break;
         std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_seconds));
@@ -125,7 +130,7 @@ class QueueWorker {
     auto found = tasks_.find(workload_key);
     if (found != tasks_.end()) return found->second;
     WorkerTask &task = tasks_[workload_key];
-    auto text = db_.workload_text(workload_key);
+    auto text = retry_unreachable([&] { return db_.workload_text(workload_key); }, retry_);
     if (!text.ok()) {
       task.error = text.error().message;
     } else if (!text.value()) {
@@ -156,7 +161,8 @@ class QueueWorker {
     record.timings_seconds = result.seconds;
     record.compile_seconds = result.compile_seconds;
     record.features = candidate.features;
-    TESSEL_TRY(const bool written, queue_.complete(candidate, record));
+    // What was measured is kept through a server restart: the completion is retried.
+    TESSEL_TRY(const bool written, retry_unreachable([&] { return queue_.complete(candidate, record); }, retry_));
     ++summary_.completed;
     if (written) ++summary_.recorded;
     if (result.status != RecordStatus::Ok) ++summary_.failed;
@@ -218,12 +224,16 @@ class QueueWorker {
   const std::string machine_;
   std::map<std::string, WorkerTask> tasks_;
   QueueWorkerSummary summary_;
+  RetryWindow retry_;
 };
 
 }  // namespace
 
 Result<QueueWorkerSummary> run_queue_worker(const std::string &db_location, const QueueWorkerOptions &options) {
-  auto db = TuningDatabase::open(db_location);
+  RetryWindow retry;
+  retry.seconds = options.reconnect_seconds;
+  retry.log = options.log;
+  auto db = retry_unreachable([&] { return TuningDatabase::open(db_location); }, retry);
   if (!db.ok()) return db.error();
   const std::string name = options.name.empty() ? default_worker_name() : options.name;
   TESSEL_TRY(Heartbeat heartbeat, Heartbeat::start(db_location, name, options.lease_seconds));

@@ -24,6 +24,7 @@ struct QueueWorkerOptions {
   double idle_exit_seconds = 0;    // > 0: stop after this long with nothing to claim
   int64_t max_candidates = 0;      // > 0: stop after completing this many
   int max_attempts = 3;            // a candidate claimed this often (its workers died) is recorded as a crash
+  double reconnect_seconds = 300;  // how long an unreachable database server is waited for
   MeasureOptions measure;
   std::function<void(const std::string &)> log;
 };

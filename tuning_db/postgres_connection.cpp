@@ -22,6 +22,18 @@ std::string one_line(const char *message) {
   return text;
 }
 
+/// Whether a failed statement may succeed when tried again: the connection broke (class 08),
+/// the server is shutting down or starting (57P), or a deadlock or serialization failure
+/// rolled the transaction back (40). Those are ErrorKind::Io, which callers retry; any other
+/// server error is the statement's own.
+ErrorKind kind_of_failure(const PGresult *result) {
+  const char *state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  if (!state) return ErrorKind::Io;  // no answer from the server at all
+  const std::string code = state;
+  if (code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0 || code.rfind("40", 0) == 0) return ErrorKind::Io;
+  return ErrorKind::Unspecified;
+}
+
 std::string hex_bytea(const std::vector<uint8_t> &bytes) {
   static const char kDigits[] = "0123456789abcdef";
   std::string text = "\\x";
@@ -99,12 +111,13 @@ class PostgresQuery : public SqlQuery {
     const ExecStatusType status = result_ ? PQresultStatus(result_) : PGRES_FATAL_ERROR;
     if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return {};
     const std::string detail = one_line(result_ ? PQresultErrorMessage(result_) : PQerrorMessage(connection_));
+    const ErrorKind kind = kind_of_failure(result_);
     PQclear(result_);
     result_ = nullptr;
     if (PQstatus(connection_) != CONNECTION_OK)
       return Error{location_ + ": lost the connection to the server while trying to " + doing_ + " (" + detail + ")",
                    ErrorKind::Io};
-    return Error{location_ + ": cannot " + doing_ + ": " + detail, ErrorKind::Io};
+    return Error{location_ + ": cannot " + doing_ + ": " + detail, kind};
   }
 
   PGconn *connection_;
@@ -156,6 +169,8 @@ class PostgresConnection : public SqlConnection {
 
   std::string now_seconds_sql() const override { return "extract(epoch from clock_timestamp())::double precision"; }
 
+  bool in_transaction() const override { return in_transaction_; }
+
   Result<void> begin_write() override {
     auto begun = execute("BEGIN", "start a write transaction");
     if (begun.ok()) in_transaction_ = true;
@@ -201,9 +216,10 @@ class PostgresConnection : public SqlConnection {
     PGresult *result = PQexec(connection_, sql.c_str());
     const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
     const std::string detail = one_line(result ? PQresultErrorMessage(result) : PQerrorMessage(connection_));
+    const ErrorKind kind = PQstatus(connection_) != CONNECTION_OK ? ErrorKind::Io : kind_of_failure(result);
     PQclear(result);
     if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return {};
-    return Error{location_ + ": cannot " + doing + ": " + detail, ErrorKind::Io};
+    return Error{location_ + ": cannot " + doing + ": " + detail, kind};
   }
 
   Result<int64_t> single_integer(const std::string &sql, const std::string &doing) {

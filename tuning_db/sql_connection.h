@@ -70,6 +70,9 @@ class SqlConnection {
   /// stamped and compared with the server's clock, not each worker's.
   virtual std::string now_seconds_sql() const = 0;
 
+  /// Whether a transaction is open on this connection.
+  virtual bool in_transaction() const = 0;
+
   /// Starts a transaction that will write. SQLite takes the write lock up front (BEGIN
   /// IMMEDIATE), so a busy file waits at the start instead of failing half-way through.
   virtual Result<void> begin_write() = 0;

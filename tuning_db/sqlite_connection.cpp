@@ -139,6 +139,8 @@ class SqliteConnection : public SqlConnection {
 
   std::string now_seconds_sql() const override { return "((julianday('now') - 2440587.5) * 86400.0)"; }
 
+  bool in_transaction() const override { return sqlite3_get_autocommit(db_) == 0; }
+
   Result<void> begin_write() override { return execute("BEGIN IMMEDIATE", "start a write transaction"); }
 
   Result<int> schema_version() override {

@@ -9,6 +9,7 @@
 #include "tuning_db/database_location.h"
 #include "tuning_db/feature_blob.h"
 #include "tuning_db/postgres_connection.h"
+#include "tuning_db/retry_unreachable.h"
 #include "tuning_db/schema.h"
 #include "tuning_db/sqlite_connection.h"
 #include "tuning_db/tuning_log_line.h"
@@ -105,6 +106,8 @@ Result<TuningDatabase> TuningDatabase::open(const std::string &location, const D
   }
   if (!connection.ok()) return connection.error();
   TuningDatabase database(std::move(connection.value()));
+  database.retry_.seconds = options.reconnect_seconds;
+  database.retry_.log = options.reconnect_log;
   SqlConnection &opened = *database.connection_;
   if (options.read_only) {
     auto version = opened.schema_version();
@@ -128,6 +131,14 @@ TuningDatabase &TuningDatabase::operator=(TuningDatabase &&other) noexcept = def
 TuningDatabase::~TuningDatabase() = default;
 
 const std::string &TuningDatabase::location() const { return connection_->location(); }
+
+template <typename Attempt>
+auto TuningDatabase::retrying(Attempt attempt) const -> decltype(attempt()) {
+  // Inside a transaction a lost connection lost the transaction too: the caller that
+  // began it retries it as a whole.
+  if (retry_.seconds <= 0 || connection_->in_transaction()) return attempt();
+  return retry_unreachable(attempt, retry_);
+}
 
 Result<bool> TuningDatabase::insert_workload(const std::string &key, const std::string &workload_text) {
   if (key.empty()) return make_error("empty workload key");
@@ -154,21 +165,25 @@ Result<bool> TuningDatabase::insert_workload(const std::string &key, const std::
 }
 
 Result<void> TuningDatabase::add_workload(const std::string &key, const std::string &workload_text) {
-  auto transaction = SqlTransaction::begin(*connection_);
-  if (!transaction.ok()) return transaction.error();
-  auto inserted = insert_workload(key, workload_text);
-  if (!inserted.ok()) return inserted.error();
-  return transaction->commit();
+  return retrying([&]() -> Result<void> {
+    auto transaction = SqlTransaction::begin(*connection_);
+    if (!transaction.ok()) return transaction.error();
+    auto inserted = insert_workload(key, workload_text);
+    if (!inserted.ok()) return inserted.error();
+    return transaction->commit();
+  });
 }
 
 Result<std::optional<std::string>> TuningDatabase::workload_text(const std::string &key) const {
-  auto query = connection_->prepare("SELECT workload_text FROM workloads WHERE key = ?1", "look up workload " + key);
-  if (!query.ok()) return query.error();
-  query.value()->bind(1, key);
-  auto row = query.value()->next();
-  if (!row.ok()) return row.error();
-  if (!row.value()) return std::optional<std::string>();
-  return std::optional<std::string>(query.value()->text(0));
+  return retrying([&]() -> Result<std::optional<std::string>> {
+    auto query = connection_->prepare("SELECT workload_text FROM workloads WHERE key = ?1", "look up workload " + key);
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, key);
+    auto row = query.value()->next();
+    if (!row.ok()) return row.error();
+    if (!row.value()) return std::optional<std::string>();
+    return std::optional<std::string>(query.value()->text(0));
+  });
 }
 
 Result<std::optional<int64_t>> TuningDatabase::find_target(const std::string &target) const {
@@ -236,75 +251,83 @@ Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {
 }
 
 Result<bool> TuningDatabase::add_record(const TuningRecord &record) {
-  auto transaction = SqlTransaction::begin(*connection_);
-  if (!transaction.ok()) return transaction.error();
-  auto inserted = insert_record(record);
-  if (!inserted.ok()) return inserted.error();
-  auto committed = transaction->commit();
-  if (!committed.ok()) return committed.error();
-  return inserted.value();
+  return retrying([&]() -> Result<bool> {
+    auto transaction = SqlTransaction::begin(*connection_);
+    if (!transaction.ok()) return transaction.error();
+    auto inserted = insert_record(record);
+    if (!inserted.ok()) return inserted.error();
+    auto committed = transaction->commit();
+    if (!committed.ok()) return committed.error();
+    return inserted.value();
+  });
 }
 
 Result<bool> TuningDatabase::has_record(const std::string &workload_key, const std::string &target,
                                         const std::string &schedule_hash) const {
-  auto target_id = find_target(target);
-  if (!target_id.ok()) return target_id.error();
-  if (!target_id.value()) return false;
-  auto query = connection_->prepare(
-      "SELECT 1 FROM records WHERE workload_key = ?1 AND target_id = ?2 AND schedule_hash = ?3", "look up a record");
-  if (!query.ok()) return query.error();
-  query.value()->bind(1, workload_key).bind(2, *target_id.value()).bind(3, schedule_hash);
-  return query.value()->next();
+  return retrying([&]() -> Result<bool> {
+    auto target_id = find_target(target);
+    if (!target_id.ok()) return target_id.error();
+    if (!target_id.value()) return false;
+    auto query = connection_->prepare(
+        "SELECT 1 FROM records WHERE workload_key = ?1 AND target_id = ?2 AND schedule_hash = ?3", "look up a record");
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, workload_key).bind(2, *target_id.value()).bind(3, schedule_hash);
+    return query.value()->next();
+  });
 }
 
 Result<std::optional<TuningRecord>> TuningDatabase::find_record(const std::string &workload_key,
                                                                 const std::string &target,
                                                                 const std::string &schedule_hash) const {
-  auto query = connection_->prepare("SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
-                                    "WHERE r.workload_key = ?1 AND t.text = ?2 AND r.schedule_hash = ?3",
-                                    "look up a record");
-  if (!query.ok()) return query.error();
-  query.value()->bind(1, workload_key).bind(2, target).bind(3, schedule_hash);
-  auto records = collect_records(*query.value(), location());
-  if (!records.ok()) return records.error();
-  if (records->empty()) return std::optional<TuningRecord>();
-  return std::optional<TuningRecord>(std::move(records->front()));
+  return retrying([&]() -> Result<std::optional<TuningRecord>> {
+    auto query = connection_->prepare("SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
+                                      "WHERE r.workload_key = ?1 AND t.text = ?2 AND r.schedule_hash = ?3",
+                                      "look up a record");
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, workload_key).bind(2, target).bind(3, schedule_hash);
+    auto records = collect_records(*query.value(), location());
+    if (!records.ok()) return records.error();
+    if (records->empty()) return std::optional<TuningRecord>();
+    return std::optional<TuningRecord>(std::move(records->front()));
+  });
 }
 
 Result<std::vector<TuningRecord>> TuningDatabase::fastest_ok(const std::string &workload_key,
                                                              const std::string &target, int64_t limit) const {
-  auto target_id = find_target(target);
-  if (!target_id.ok()) return target_id.error();
-  if (!target_id.value()) return std::vector<TuningRecord>();
-  // `status = 'ok'` is spelled out (not bound) so the planner can use the partial index.
-  const std::string sql = "SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
-                          "WHERE r.workload_key = ?1 AND r.target_id = ?2 AND r.status = 'ok' "
-                          "ORDER BY r.median_seconds, r.id LIMIT ?3 OFFSET ?4";
-  // One damaged row must not take the whole database down: it is skipped, named in a
-  // warning, and the next fastest is used. Rows come in pages, a few more than wanted,
-  // so a server sends little more than `limit` rows unless some are damaged.
-  const int64_t page = limit + 8;
-  std::vector<TuningRecord> records;
-  for (int64_t offset = 0; static_cast<int64_t>(records.size()) < limit; offset += page) {
-    auto query = connection_->prepare(sql, "read records");
-    if (!query.ok()) return query.error();
-    query.value()->bind(1, workload_key).bind(2, *target_id.value()).bind(3, page).bind(4, offset);
-    int64_t rows = 0;
-    while (static_cast<int64_t>(records.size()) < limit) {
-      auto row = query.value()->next();
-      if (!row.ok()) return row.error();
-      if (!row.value()) break;
-      ++rows;
-      auto record = read_record(*query.value(), location());
-      if (!record.ok()) {
-        warnings_.push_back("skipped " + record.error().message);
-        continue;
+  return retrying([&]() -> Result<std::vector<TuningRecord>> {
+    auto target_id = find_target(target);
+    if (!target_id.ok()) return target_id.error();
+    if (!target_id.value()) return std::vector<TuningRecord>();
+    // `status = 'ok'` is spelled out (not bound) so the planner can use the partial index.
+    const std::string sql = "SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
+                            "WHERE r.workload_key = ?1 AND r.target_id = ?2 AND r.status = 'ok' "
+                            "ORDER BY r.median_seconds, r.id LIMIT ?3 OFFSET ?4";
+    // One damaged row must not take the whole database down: it is skipped, named in a
+    // warning, and the next fastest is used. Rows come in pages, a few more than wanted,
+    // so a server sends little more than `limit` rows unless some are damaged.
+    const int64_t page = limit + 8;
+    std::vector<TuningRecord> records;
+    for (int64_t offset = 0; static_cast<int64_t>(records.size()) < limit; offset += page) {
+      auto query = connection_->prepare(sql, "read records");
+      if (!query.ok()) return query.error();
+      query.value()->bind(1, workload_key).bind(2, *target_id.value()).bind(3, page).bind(4, offset);
+      int64_t rows = 0;
+      while (static_cast<int64_t>(records.size()) < limit) {
+        auto row = query.value()->next();
+        if (!row.ok()) return row.error();
+        if (!row.value()) break;
+        ++rows;
+        auto record = read_record(*query.value(), location());
+        if (!record.ok()) {
+          warnings_.push_back("skipped " + record.error().message);
+          continue;
+        }
+        records.push_back(std::move(record.value()));
       }
-      records.push_back(std::move(record.value()));
+      if (rows < page) break;
     }
-    if (rows < page) break;
-  }
-  return records;
+    return records;
+  });
 }
 
 std::vector<std::string> TuningDatabase::take_warnings() const {
@@ -328,138 +351,146 @@ Result<std::vector<TuningRecord>> TuningDatabase::top_k(const std::string &workl
 }
 
 Result<std::vector<TuningRecord>> TuningDatabase::records_for_target(const std::string &target, int64_t limit) const {
-  auto target_id = find_target(target);
-  if (!target_id.ok()) return target_id.error();
-  if (!target_id.value()) return std::vector<TuningRecord>();
-  // SQLite reads LIMIT -1 as no limit, PostgreSQL refuses it: the clause is left out instead.
-  const std::string sql = std::string("SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
-                                      "WHERE r.target_id = ?1 ORDER BY r.id DESC") +
-                          (limit >= 0 ? " LIMIT ?2" : "");
-  auto query = connection_->prepare(sql, "read records");
-  if (!query.ok()) return query.error();
-  query.value()->bind(1, *target_id.value());
-  if (limit >= 0) query.value()->bind(2, limit);
-  auto records = collect_records(*query.value(), location());
-  if (records.ok()) std::reverse(records->begin(), records->end());
-  return records;
+  return retrying([&]() -> Result<std::vector<TuningRecord>> {
+    auto target_id = find_target(target);
+    if (!target_id.ok()) return target_id.error();
+    if (!target_id.value()) return std::vector<TuningRecord>();
+    // SQLite reads LIMIT -1 as no limit, PostgreSQL refuses it: the clause is left out instead.
+    const std::string sql = std::string("SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
+                                        "WHERE r.target_id = ?1 ORDER BY r.id DESC") +
+                            (limit >= 0 ? " LIMIT ?2" : "");
+    auto query = connection_->prepare(sql, "read records");
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, *target_id.value());
+    if (limit >= 0) query.value()->bind(2, limit);
+    auto records = collect_records(*query.value(), location());
+    if (records.ok()) std::reverse(records->begin(), records->end());
+    return records;
+  });
 }
 
 Result<std::set<std::string>> TuningDatabase::measured_hashes(const std::string &workload_key,
                                                               const std::string &target) const {
-  auto target_id = find_target(target);
-  if (!target_id.ok()) return target_id.error();
-  std::set<std::string> hashes;
-  if (!target_id.value()) return hashes;
-  auto query = connection_->prepare("SELECT schedule_hash FROM records WHERE workload_key = ?1 AND target_id = ?2",
-                                    "read measured schedule hashes");
-  if (!query.ok()) return query.error();
-  query.value()->bind(1, workload_key).bind(2, *target_id.value());
-  while (true) {
-    auto row = query.value()->next();
-    if (!row.ok()) return row.error();
-    if (!row.value()) return hashes;
-    hashes.insert(query.value()->text(0));
-  }
+  return retrying([&]() -> Result<std::set<std::string>> {
+    auto target_id = find_target(target);
+    if (!target_id.ok()) return target_id.error();
+    std::set<std::string> hashes;
+    if (!target_id.value()) return hashes;
+    auto query = connection_->prepare("SELECT schedule_hash FROM records WHERE workload_key = ?1 AND target_id = ?2",
+                                      "read measured schedule hashes");
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, workload_key).bind(2, *target_id.value());
+    while (true) {
+      auto row = query.value()->next();
+      if (!row.ok()) return row.error();
+      if (!row.value()) return hashes;
+      hashes.insert(query.value()->text(0));
+    }
+  });
 }
 
 Result<PruneSummary> TuningDatabase::prune(const PruneOptions &options) {
-  auto transaction = SqlTransaction::begin(*connection_);
-  if (!transaction.ok()) return transaction.error();
-  PruneSummary summary;
-  if (options.failed) {
-    auto remove = connection_->prepare("DELETE FROM records WHERE status != 'ok'", "prune failed records");
-    if (!remove.ok()) return remove.error();
-    auto removed = remove.value()->run();
-    if (!removed.ok()) return removed.error();
-    summary.removed += removed.value();
-  }
-  if (options.keep_best > 0) {
-    auto remove = connection_->prepare(
-        "DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
-        "(PARTITION BY workload_key, target_id ORDER BY median_seconds, id) AS rank FROM records "
-        "WHERE status = 'ok') AS ranked WHERE rank > ?1)",
-        "prune all but the best records");
-    if (!remove.ok()) return remove.error();
-    remove.value()->bind(1, static_cast<int64_t>(options.keep_best));
-    auto removed = remove.value()->run();
-    if (!removed.ok()) return removed.error();
-    summary.removed += removed.value();
-  }
-  auto remaining = query_count(*connection_, "SELECT count(*) FROM records");
-  if (!remaining.ok()) return remaining.error();
-  summary.remaining = remaining.value();
-  if (auto committed = transaction->commit(); !committed.ok()) return committed.error();
-  return summary;
+  return retrying([&]() -> Result<PruneSummary> {
+    auto transaction = SqlTransaction::begin(*connection_);
+    if (!transaction.ok()) return transaction.error();
+    PruneSummary summary;
+    if (options.failed) {
+      auto remove = connection_->prepare("DELETE FROM records WHERE status != 'ok'", "prune failed records");
+      if (!remove.ok()) return remove.error();
+      auto removed = remove.value()->run();
+      if (!removed.ok()) return removed.error();
+      summary.removed += removed.value();
+    }
+    if (options.keep_best > 0) {
+      auto remove = connection_->prepare(
+          "DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
+          "(PARTITION BY workload_key, target_id ORDER BY median_seconds, id) AS rank FROM records "
+          "WHERE status = 'ok') AS ranked WHERE rank > ?1)",
+          "prune all but the best records");
+      if (!remove.ok()) return remove.error();
+      remove.value()->bind(1, static_cast<int64_t>(options.keep_best));
+      auto removed = remove.value()->run();
+      if (!removed.ok()) return removed.error();
+      summary.removed += removed.value();
+    }
+    auto remaining = query_count(*connection_, "SELECT count(*) FROM records");
+    if (!remaining.ok()) return remaining.error();
+    summary.remaining = remaining.value();
+    if (auto committed = transaction->commit(); !committed.ok()) return committed.error();
+    return summary;
+  });
 }
 
 Result<DatabaseStats> TuningDatabase::stats() const {
-  DatabaseStats stats;
-  auto version = connection_->schema_version();
-  if (!version.ok()) return version.error();
-  stats.schema_version = version.value();
-  auto workloads = query_count(*connection_, "SELECT count(*) FROM workloads");
-  if (!workloads.ok()) return workloads.error();
-  auto targets = query_count(*connection_, "SELECT count(*) FROM targets");
-  if (!targets.ok()) return targets.error();
-  auto records = query_count(*connection_, "SELECT count(*) FROM records");
-  if (!records.ok()) return records.error();
-  stats.workloads = workloads.value();
-  stats.targets = targets.value();
-  stats.records = records.value();
+  return retrying([&]() -> Result<DatabaseStats> {
+    DatabaseStats stats;
+    auto version = connection_->schema_version();
+    if (!version.ok()) return version.error();
+    stats.schema_version = version.value();
+    auto workloads = query_count(*connection_, "SELECT count(*) FROM workloads");
+    if (!workloads.ok()) return workloads.error();
+    auto targets = query_count(*connection_, "SELECT count(*) FROM targets");
+    if (!targets.ok()) return targets.error();
+    auto records = query_count(*connection_, "SELECT count(*) FROM records");
+    if (!records.ok()) return records.error();
+    stats.workloads = workloads.value();
+    stats.targets = targets.value();
+    stats.records = records.value();
 
-  for (RecordStatus status : all_record_statuses()) stats.records_by_status[status] = 0;
-  auto by_status =
-      connection_->prepare("SELECT status, count(*) FROM records GROUP BY status", "count records by status");
-  if (!by_status.ok()) return by_status.error();
-  while (true) {
-    auto row = by_status.value()->next();
-    if (!row.ok()) return row.error();
-    if (!row.value()) break;
-    auto status = parse_record_status(by_status.value()->text(0));
-    if (!status.ok()) return make_error(location() + ": " + status.error().message);
-    stats.records_by_status[status.value()] = by_status.value()->integer(1);
-  }
+    for (RecordStatus status : all_record_statuses()) stats.records_by_status[status] = 0;
+    auto by_status =
+        connection_->prepare("SELECT status, count(*) FROM records GROUP BY status", "count records by status");
+    if (!by_status.ok()) return by_status.error();
+    while (true) {
+      auto row = by_status.value()->next();
+      if (!row.ok()) return row.error();
+      if (!row.value()) break;
+      auto status = parse_record_status(by_status.value()->text(0));
+      if (!status.ok()) return make_error(location() + ": " + status.error().message);
+      stats.records_by_status[status.value()] = by_status.value()->integer(1);
+    }
 
-  auto per_target = connection_->prepare(
-      "SELECT t.text, t.machine, count(r.id), coalesce(sum(CASE WHEN r.status = 'ok' THEN 1 ELSE 0 END), 0), "
-      "count(DISTINCT r.workload_key) "
-      "FROM targets t LEFT JOIN records r ON r.target_id = t.id GROUP BY t.id ORDER BY t.text",
-      "count records per target");
-  if (!per_target.ok()) return per_target.error();
-  SqlQuery &rows = *per_target.value();
-  while (true) {
-    auto row = rows.next();
-    if (!row.ok()) return row.error();
-    if (!row.value()) break;
-    TargetStats target;
-    target.target = rows.text(0);
-    target.machine = rows.text(1);
-    target.records = rows.integer(2);
-    target.ok_records = rows.integer(3);
-    target.workloads = rows.integer(4);
-    stats.per_target.push_back(std::move(target));
-  }
+    auto per_target = connection_->prepare(
+        "SELECT t.text, t.machine, count(r.id), coalesce(sum(CASE WHEN r.status = 'ok' THEN 1 ELSE 0 END), 0), "
+        "count(DISTINCT r.workload_key) "
+        "FROM targets t LEFT JOIN records r ON r.target_id = t.id GROUP BY t.id ORDER BY t.text",
+        "count records per target");
+    if (!per_target.ok()) return per_target.error();
+    SqlQuery &rows = *per_target.value();
+    while (true) {
+      auto row = rows.next();
+      if (!row.ok()) return row.error();
+      if (!row.value()) break;
+      TargetStats target;
+      target.target = rows.text(0);
+      target.machine = rows.text(1);
+      target.records = rows.integer(2);
+      target.ok_records = rows.integer(3);
+      target.workloads = rows.integer(4);
+      stats.per_target.push_back(std::move(target));
+    }
 
-  auto per_machine = connection_->prepare(
-      "SELECT t.text, r.machine, count(r.id), sum(CASE WHEN r.status = 'ok' THEN 1 ELSE 0 END), "
-      "count(DISTINCT r.workload_key) "
-      "FROM records r JOIN targets t ON t.id = r.target_id GROUP BY t.text, r.machine ORDER BY t.text, r.machine",
-      "count records per machine");
-  if (!per_machine.ok()) return per_machine.error();
-  SqlQuery &machine_rows = *per_machine.value();
-  while (true) {
-    auto row = machine_rows.next();
-    if (!row.ok()) return row.error();
-    if (!row.value()) break;
-    TargetStats machine;
-    machine.target = machine_rows.text(0);
-    machine.machine = machine_rows.text(1);
-    machine.records = machine_rows.integer(2);
-    machine.ok_records = machine_rows.integer(3);
-    machine.workloads = machine_rows.integer(4);
-    stats.per_machine.push_back(std::move(machine));
-  }
-  return stats;
+    auto per_machine = connection_->prepare(
+        "SELECT t.text, r.machine, count(r.id), sum(CASE WHEN r.status = 'ok' THEN 1 ELSE 0 END), "
+        "count(DISTINCT r.workload_key) "
+        "FROM records r JOIN targets t ON t.id = r.target_id GROUP BY t.text, r.machine ORDER BY t.text, r.machine",
+        "count records per machine");
+    if (!per_machine.ok()) return per_machine.error();
+    SqlQuery &machine_rows = *per_machine.value();
+    while (true) {
+      auto row = machine_rows.next();
+      if (!row.ok()) return row.error();
+      if (!row.value()) break;
+      TargetStats machine;
+      machine.target = machine_rows.text(0);
+      machine.machine = machine_rows.text(1);
+      machine.records = machine_rows.integer(2);
+      machine.ok_records = machine_rows.integer(3);
+      machine.workloads = machine_rows.integer(4);
+      stats.per_machine.push_back(std::move(machine));
+    }
+    return stats;
+  });
 }
 
 Result<int64_t> TuningDatabase::export_jsonl(std::ostream &out, const ExportFilter &filter) const {

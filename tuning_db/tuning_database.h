@@ -6,6 +6,7 @@
 // own short transaction, so whatever was measured is stored the moment it returns.
 // One TuningDatabase is one connection: use it from one thread at a time.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "base/result.h"
 #include "tuning_db/best_record_source.h"
+#include "tuning_db/retry_unreachable.h"
 #include "tuning_db/sql_connection.h"
 #include "tuning_db/tuning_record.h"
 
@@ -28,6 +30,11 @@ struct DatabaseOpenOptions {
   int busy_timeout_ms = 10000;
   /// PostgreSQL: seconds to wait for the server when neither the URL nor PGCONNECT_TIMEOUT says.
   int connect_timeout_s = 10;
+  /// After opening: a query that fails because the server became unreachable (restarted,
+  /// network cut) is tried again for up to this long, the line below said once per outage.
+  /// Only server errors of that kind are retried, never inside a caller's transaction.
+  double reconnect_seconds = 300;
+  std::function<void(const std::string &)> reconnect_log;
 };
 
 struct TargetStats {
@@ -145,7 +152,12 @@ class TuningDatabase : public BestRecordSource {
   Result<std::vector<TuningRecord>> fastest_ok(const std::string &workload_key, const std::string &target,
                                                int64_t limit) const;
 
+  /// attempt() with retry_ when not inside a transaction.
+  template <typename Attempt>
+  auto retrying(Attempt attempt) const -> decltype(attempt());
+
   std::unique_ptr<SqlConnection> connection_;
+  RetryWindow retry_;
   /// Records fastest_ok() skipped because they could not be read, until take_warnings().
   mutable std::vector<std::string> warnings_;
 };

@@ -3,7 +3,9 @@
 # three `tessel worker`s tunes the bundled model to its budget, and the database ends with as
 # many records as a local run of the same budget; then a worker is killed with kill -9 in
 # the middle of a batch: its candidates come back when its lease runs out, another worker
-# finishes them, nothing is lost or recorded twice. Prints one line per check.
+# finishes them, nothing is lost or recorded twice; then the server is restarted in the
+# middle of a run: the coordinator and the workers reconnect and finish; last, two
+# coordinators share one database. Prints one line per check.
 # usage: test_remote_tune.sh PATH/TO/tessel SOURCE_DIR URL_FILE
 set -uo pipefail
 tessel=$(realpath "$1")
@@ -83,5 +85,42 @@ killed_records=$(count "$url")
 check "no candidate lost: as many records as the local run ($killed_records)" same_count "$killed_records" "$local_records"
 check "no record twice" same_count "$(psql_on "$url" "SELECT count(*) FROM (SELECT DISTINCT workload_key, schedule_hash FROM records) d")" "$killed_records"
 check "the victim's $held leased candidates went to the rescuer" grep -q "^completed [1-9]" rescuer.txt
+
+# 3. The server restarted in the middle of a run.
+url=$(new_database restart)
+"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" >restart.txt 2>&1 &
+coordinator=$!
+for w in 1 2; do "$tessel" worker --db "$url" --name "r$w" "${worker_flags[@]}" >"restart_worker$w.txt" 2>&1 & done
+for _ in $(seq 1 300); do
+  [ "$(psql_on "$url" "SELECT count(*) FROM records" 2>/dev/null || echo 0)" -ge 8 ] && break
+  sleep 0.1
+done
+before=$(count "$url")
+(cd / && "$src/scripts/pg_test_server.sh" restart "$(dirname "$3")")
+wait "$coordinator"
+check "the coordinator survives the restart (records before it: $before)" grep -q "$trials candidates measured" restart.txt
+wait
+check "so do the workers" bash -c '! grep -q "error" "$1" "$2"' _ restart_worker1.txt restart_worker2.txt
+check "all records after the restart ($(count "$url"))" same_count "$(count "$url")" "$local_records"
+
+# 4. Two coordinators on one database, two workers between them.
+url=$(new_database two)
+"$tessel" db stats --db "$url" >/dev/null 2>&1
+"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" >first.txt 2>&1 &
+first=$!
+"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" --seed 4 >second.txt 2>&1 &
+second=$!
+for w in 1 2; do "$tessel" worker --db "$url" --name "s$w" "${worker_flags[@]}" >"shared_worker$w.txt" 2>&1 & done
+wait "$first"
+first_code=$?
+wait "$second"
+second_code=$?
+# Each proposes only schedules nobody measured yet, so the two may run out of a small
+# task's space before their budgets: finishing cleanly is what counts.
+check "both coordinators finish (exit $first_code, $second_code)" test "$first_code$second_code" = 00
+wait
+shared=$(count "$url")
+check "no record twice between them ($shared)" same_count \
+  "$(psql_on "$url" "SELECT count(*) FROM (SELECT DISTINCT workload_key, schedule_hash FROM records) d")" "$shared"
 echo "remote tune: $failures failed"
 [ "$failures" -eq 0 ]

@@ -38,7 +38,7 @@ check() {
 count() { psql_on "$1" "SELECT count(*) FROM records"; }
 trials=16
 # Timing stays short: the checks are about what gets recorded, not how fast.
-tune_flags=(--trials "$trials" --seed 3 -t 1 -j 1 --min-repeat-ms 20 --remote-give-up 120s)
+tune_flags=(--trials "$trials" -t 1 -j 1 --min-repeat-ms 20 --remote-give-up 120s)
 worker_flags=(-t 1 -j 1 --min-repeat-ms 20 --idle-exit 15s)
 
 # The local run: the count to match.
@@ -49,7 +49,7 @@ local_records=$("$tessel" db stats --db local.db | awk '$1 == "records" {print $
 url=$(new_database three)
 "$tessel" db stats --db "$url" >/dev/null 2>&1  # nothing yet: the coordinator creates the schema
 for w in 1 2 3; do "$tessel" worker --db "$url" --name "w$w" "${worker_flags[@]}" >"worker$w.txt" 2>&1 & done
-"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" >remote.txt 2>&1
+"$tessel" tune "$model" --db "$url" --remote --seed 3 "${tune_flags[@]}" >remote.txt 2>&1
 check "the coordinator finishes its budget" grep -q "$trials candidates measured" remote.txt
 wait
 remote_records=$(count "$url")
@@ -63,7 +63,7 @@ check "every record names the machine that measured it" \
 
 # 2. kill -9 of a worker in the middle of a batch.
 url=$(new_database killed)
-"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" >killed.txt 2>&1 &
+"$tessel" tune "$model" --db "$url" --remote --seed 3 "${tune_flags[@]}" >killed.txt 2>&1 &
 coordinator=$!
 "$tessel" worker --db "$url" --name victim --lease 2s --claim 4 "${worker_flags[@]}" >victim.txt 2>&1 &
 victim=$!
@@ -88,7 +88,7 @@ check "the victim's $held leased candidates went to the rescuer" grep -q "^compl
 
 # 3. The server restarted in the middle of a run.
 url=$(new_database restart)
-"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" >restart.txt 2>&1 &
+"$tessel" tune "$model" --db "$url" --remote --seed 3 "${tune_flags[@]}" >restart.txt 2>&1 &
 coordinator=$!
 for w in 1 2; do "$tessel" worker --db "$url" --name "r$w" "${worker_flags[@]}" >"restart_worker$w.txt" 2>&1 & done
 for _ in $(seq 1 300); do
@@ -106,9 +106,9 @@ check "all records after the restart ($(count "$url"))" same_count "$(count "$ur
 # 4. Two coordinators on one database, two workers between them.
 url=$(new_database two)
 "$tessel" db stats --db "$url" >/dev/null 2>&1
-"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" >first.txt 2>&1 &
+"$tessel" tune "$model" --db "$url" --remote --seed 3 "${tune_flags[@]}" >first.txt 2>&1 &
 first=$!
-"$tessel" tune "$model" --db "$url" --remote "${tune_flags[@]}" --seed 4 >second.txt 2>&1 &
+"$tessel" tune "$model" --db "$url" --remote --seed 4 "${tune_flags[@]}" >second.txt 2>&1 &
 second=$!
 for w in 1 2; do "$tessel" worker --db "$url" --name "s$w" "${worker_flags[@]}" >"shared_worker$w.txt" 2>&1 & done
 wait "$first"

@@ -13,6 +13,8 @@ dir=${2:?usage: pg_test_server.sh start|restart|stop DIR}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$bin" ] || { echo "pg_test_server: no PostgreSQL server installed (apt-get install postgresql)" >&2; exit 1; }
 
+cd /  # the server's user may not be allowed into the caller's directory
+
 as_owner() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u tessel-pg -- "$@"; else "$@"; fi
 }
@@ -32,8 +34,14 @@ case "$action" in
     # A free port: ask the kernel for one, then hand it to the server (a race with another
     # program taking it in between only makes the start fail, loudly).
     port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    # TESSEL_PG_EXTRA_LISTEN (addresses) and TESSEL_PG_EXTRA_NET (a CIDR trusted like
+    # loopback) open it to network namespaces on this machine (tests/cli/test_remote_netns.sh).
+    listen=127.0.0.1${TESSEL_PG_EXTRA_LISTEN:+,$TESSEL_PG_EXTRA_LISTEN}
+    if [ -n "${TESSEL_PG_EXTRA_NET:-}" ]; then
+      echo "host all all $TESSEL_PG_EXTRA_NET trust" >>"$cluster/data/pg_hba.conf"
+    fi
     as_owner "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $cluster -c fsync=off -c max_connections=200" start >/dev/null ||
+      -o "-c listen_addresses=$listen -p $port -k $cluster -c fsync=off -c max_connections=200" start >/dev/null ||
       { cat "$cluster/server.log" >&2; exit 1; }
     echo "postgresql://tessel@127.0.0.1:$port/postgres" >"$dir/url"
     cat "$dir/url"

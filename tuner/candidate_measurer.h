@@ -19,6 +19,8 @@ class CandidateMeasurer {
   /// One result per candidate, in order. An error only when the measuring itself broke
   /// (the queue's database): a candidate that fails has a result that says how.
   virtual Result<std::vector<MeasureResult>> measure(const std::vector<Candidate> &candidates) = 0;
+  /// Where measuring time went here (zero where others measure).
+  virtual MeasurePhaseSeconds phase_seconds() const { return {}; }
 };
 
 /// Measures on this machine.
@@ -31,6 +33,7 @@ class LocalCandidateMeasurer : public CandidateMeasurer {
     for (const Candidate &c : candidates) schedules.push_back(c.schedule);
     return measurer_->measure(schedules);
   }
+  MeasurePhaseSeconds phase_seconds() const override { return measurer_->phase_seconds(); }
   Measurer &measurer() { return *measurer_; }
 
  private:

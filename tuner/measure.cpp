@@ -198,20 +198,27 @@ std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs
   std::vector<MeasureResult> results(jobs.size());
   if (jobs.empty()) return results;
   const size_t at_once = static_cast<size_t>(std::max(1, jobs.front().measurer->options_.jobs));
+  MeasurePhaseSeconds &phases = const_cast<Measurer *>(jobs.front().measurer)->phase_seconds_;
   for (size_t begin = 0; begin < jobs.size(); begin += at_once) {
     const size_t end = std::min(jobs.size(), begin + at_once);
     std::vector<Worker> workers;
+    const auto build_start = Clock::now();
     for (size_t i = begin; i < end; ++i) workers.push_back(jobs[i].measurer->start_worker(jobs[i].schedule, reference_run));
     // Compilation runs in parallel: wait for every worker to be ready (or done).
     for (size_t i = begin; i < end; ++i)
       if (!workers[i - begin].result) jobs[i].measurer->await_compile(workers[i - begin]);
+    phases.build += seconds_since(build_start);
     // Timing runs one worker at a time, with no compile beside it, and no other tessel
     // process of this machine timing at once (a second tuner, `tessel worker`s). Without
     // the lock file the run still times, only unguarded.
     {
+      const auto lock_start = Clock::now();
       auto host_lock = HostTimingLock::acquire();
+      phases.lock_wait += seconds_since(lock_start);
+      const auto run_start = Clock::now();
       for (size_t i = begin; i < end; ++i)
         if (!workers[i - begin].result) jobs[i].measurer->await_run(workers[i - begin]);
+      phases.run += seconds_since(run_start);
     }
     for (size_t i = begin; i < end; ++i) results[i] = *workers[i - begin].result;
   }

@@ -25,6 +25,14 @@ struct MeasureResult {
   double median_seconds = 0;
 };
 
+/// Wall time a Measurer spent in each phase, summed over its batches: where a trial's
+/// measuring time goes (the tuner reports it per trial).
+struct MeasurePhaseSeconds {
+  double build = 0;      // forking workers until every one compiled (in parallel)
+  double lock_wait = 0;  // waiting for the host timing lock (another tessel timing)
+  double run = 0;        // verifying and timing, one worker at a time
+};
+
 struct MeasureOptions {
   int jobs = 0;  // parallel builders; 0: one per core
   int threads = 0;  // threads of a candidate's parallel loops; 0: HL_NUM_THREADS or all cores
@@ -61,6 +69,9 @@ class Measurer {
 
   const Task &task() const { return task_; }
   const MeasureResult &baseline() const { return baseline_; }
+  /// Phases of every batch this Measurer ran (a reference batch of many Measurers counts
+  /// in the first one's).
+  const MeasurePhaseSeconds &phase_seconds() const { return phase_seconds_; }
 
  private:
   struct Worker;
@@ -99,6 +110,7 @@ class Measurer {
   bool have_reference_ = false;
   std::optional<Error> reference_error_;
   std::string scratch_dir_;
+  MeasurePhaseSeconds phase_seconds_;
 };
 
 }  // namespace tessel

@@ -63,11 +63,22 @@ struct TaskTuneSummary {
   std::string skipped;            // why the task was not tuned, if it was not
 };
 
+/// Where a tuning run's wall time went (seconds, summed over the run).
+struct TuneTimeSplit {
+  double prepare = 0;    // tasks made concrete, every reference measured
+  double search = 0;     // proposing candidates (cost model ranking included)
+  double measure = 0;    // measuring batches, all of it; of which:
+  MeasurePhaseSeconds phases;  //   building, waiting for the host lock, verifying + timing (local only)
+  double record = 0;     // writing records
+  double train = 0;      // retraining the cost model
+};
+
 struct TuneSummary {
   std::vector<TaskTuneSummary> tasks;
   int measured = 0;
   int failed = 0;  // records with a status other than ok
   double wall_seconds = 0;
+  TuneTimeSplit time;
 };
 
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options);

@@ -51,6 +51,7 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
       start_(std::chrono::steady_clock::now()) {}
 
 Result<void> TuningSession::prepare_tasks() {
+  const auto prepare_start = std::chrono::steady_clock::now();
   const std::vector<Workload> workloads = distinct_workloads(*graph_, partition_graph(*graph_));
   std::vector<Result<Task>> tasks;
   for (const Workload &workload : workloads) tasks.push_back(make_task(graph_, workload));
@@ -62,6 +63,8 @@ Result<void> TuningSession::prepare_tasks() {
                  std::to_string(options_.trials) + " trials" + (options_.remote ? ", measured by workers" : ""));
   retrain();
   scheduler_.emplace(progress_);
+  summary_.time.prepare = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_start).count();
+  reference_phases_ = measured_phases();
   return {};
 }
 
@@ -163,13 +166,19 @@ Result<bool> TuningSession::run_round() {
   }
   clock.measure = std::chrono::steady_clock::now();
   TESSEL_TRY(const std::vector<MeasureResult> results, state.measurer->measure(candidates));
+  const auto record_start = std::chrono::steady_clock::now();
   TESSEL_TRY(const double round_best, record_results(state, candidates, results));
+  const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  summary_.time.search += seconds(clock.measure - clock.search);
+  summary_.time.measure += seconds(record_start - clock.measure);
+  summary_.time.record += seconds(std::chrono::steady_clock::now() - record_start);
   budget_ -= static_cast<int>(results.size());
   scheduler_->record_round(t, static_cast<int>(results.size()), round_best);
   summary_.tasks[state.summary_row].trials += static_cast<int>(results.size());
   clock.train = std::chrono::steady_clock::now();
   retrain();
   clock.end = std::chrono::steady_clock::now();
+  summary_.time.train += seconds(clock.end - clock.train);
   if (options_.on_round) options_.on_round(options_.trials - budget_, scheduler_->estimated_latency());
   log_round(t, clock);
   return true;
@@ -248,6 +257,17 @@ void TuningSession::log_round(int t, const RoundClock &clock) {
                fmt_seconds(clock.train - clock.measure) + ", train " + fmt_seconds(clock.end - clock.train));
 }
 
+MeasurePhaseSeconds TuningSession::measured_phases() const {
+  MeasurePhaseSeconds sum;
+  for (const TaskState &state : states_) {
+    const MeasurePhaseSeconds phases = state.measurer->phase_seconds();
+    sum.build += phases.build;
+    sum.lock_wait += phases.lock_wait;
+    sum.run += phases.run;
+  }
+  return sum;
+}
+
 TuneSummary TuningSession::finish() {
   for (const TaskState &state : states_) {
     auto best = db_.best(state.task.workload_key, target_text_);
@@ -255,6 +275,11 @@ TuneSummary TuningSession::finish() {
       summary_.tasks[state.summary_row].best_seconds = *best.value()->median_seconds;
   }
   summary_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  // The references' phases belong to prepare.
+  const MeasurePhaseSeconds all = measured_phases();
+  summary_.time.phases.build = all.build - reference_phases_.build;
+  summary_.time.phases.lock_wait = all.lock_wait - reference_phases_.lock_wait;
+  summary_.time.phases.run = all.run - reference_phases_.run;
   return summary_;
 }
 

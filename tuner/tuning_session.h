@@ -60,6 +60,8 @@ class TuningSession {
   Result<double> record_results(const TaskState &state, const std::vector<Candidate> &candidates,
                                 const std::vector<MeasureResult> &results);
   void retrain();
+  /// The measurers' phases summed over the tasks.
+  MeasurePhaseSeconds measured_phases() const;
   void log_round(int t, const RoundClock &clock);
 
   std::shared_ptr<const Graph> graph_;
@@ -77,6 +79,7 @@ class TuningSession {
   std::optional<TaskScheduler> scheduler_;
   int budget_ = 0;
   TuneSummary summary_;
+  MeasurePhaseSeconds reference_phases_;  // what prepare_tasks spent measuring references
   std::chrono::steady_clock::time_point start_;
 };
 

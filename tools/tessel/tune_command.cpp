@@ -110,6 +110,17 @@ int tune_command(const TuneCommandOptions &options) {
               "(%.2fx); records in %s\n",
               summary->measured, summary->failed, summary->wall_seconds, before * 1e3, after * 1e3,
               after > 0 ? before / after : 0.0, db->location().c_str());
+  if (summary->measured > 0) {
+    const TuneTimeSplit &time = summary->time;
+    const double per_trial = 1e3 / summary->measured;
+    const double measure_rest = time.measure - time.phases.build - time.phases.lock_wait - time.phases.run;
+    std::printf("time: %.1f s preparing tasks and references; per trial %.0f ms = search %.0f + measure %.0f "
+                "(build %.0f, host-lock wait %.0f, verify+time %.0f, other %.0f) + record %.0f + train %.0f\n",
+                time.prepare, summary->wall_seconds > time.prepare ? (summary->wall_seconds - time.prepare) * per_trial : 0.0,
+                time.search * per_trial, time.measure * per_trial, time.phases.build * per_trial,
+                time.phases.lock_wait * per_trial, time.phases.run * per_trial,
+                std::max(0.0, measure_rest) * per_trial, time.record * per_trial, time.train * per_trial);
+  }
   std::printf("%.2f trials/s; share = the task's part of the tuned model latency (weight x best)\n",
               summary->measured / std::max(summary->wall_seconds, 1e-9));
   // Nothing could be tuned (on a GPU, typically: no kernel runs there): an error, not a

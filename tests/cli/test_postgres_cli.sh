@@ -4,6 +4,7 @@
 # compile and run from it; a password in the URL never shows in what tessel prints.
 # usage: test_postgres_cli.sh PATH/TO/tessel SOURCE_DIR URL_FILE
 set -euo pipefail
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/checks.sh"
 tessel=$1
 src=$2
 server=$(cat "$3")
@@ -18,12 +19,6 @@ psql_server "CREATE DATABASE $name"
 # the URL only to see it masked.
 url=$(sed -E "s#^postgresql://([^@]+)@([^/]+)/.*#postgresql://\1:sekr1t@\2/$name#" <<<"$server")
 cd "$tmp"
-failures=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
 
 out=$("$tessel" tune "$model" --db "$url" --trials 12 --seed 1 2>&1)
 check "tune writes into the server" grep -q "records in postgresql://" <<<"$out"

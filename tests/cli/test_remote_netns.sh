@@ -6,6 +6,7 @@
 # the link returns it reconnects. Needs root (ip netns). Prints one line per check.
 # usage: test_remote_netns.sh PATH/TO/tessel SOURCE_DIR
 set -uo pipefail
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/checks.sh"
 tessel=$(realpath "$1")
 src=$2
 model=$src/examples/models/tiny_cnn.onnx
@@ -27,12 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp" || exit 1
-failures=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
 
 for i in 1 2 3; do
   ip netns add "tessel-ns$i"
@@ -69,6 +64,7 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 ip link set tessel-v1 down
+echo "info records when ns1's link was cut: $(psql -qAt "$url" -c "SELECT count(*) FROM records")"
 sleep 8
 ip link set tessel-v1 up
 wait "$coordinator"

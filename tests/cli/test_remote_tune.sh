@@ -8,6 +8,7 @@
 # coordinators share one database. Prints one line per check.
 # usage: test_remote_tune.sh PATH/TO/tessel SOURCE_DIR URL_FILE
 set -uo pipefail
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/checks.sh"
 tessel=$(realpath "$1")
 src=$2
 server=$(cat "$3")
@@ -29,12 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp" || exit 1
-failures=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
 count() { psql_on "$1" "SELECT count(*) FROM records"; }
 trials=16
 # Timing stays short: the checks are about what gets recorded, not how fast.
@@ -53,7 +48,6 @@ for w in 1 2 3; do "$tessel" worker --db "$url" --name "w$w" "${worker_flags[@]}
 check "the coordinator finishes its budget" grep -q "$trials candidates measured" remote.txt
 wait
 remote_records=$(count "$url")
-same_count() { [ -n "$1" ] && [ "$1" -gt 0 ] && [ "$1" = "$2" ]; }
 check "as many records as the local run ($remote_records vs $local_records)" same_count "$remote_records" "$local_records"
 busy=$(for w in 1 2 3; do awk '/^completed/ {print ($2 > 0)}' "worker$w.txt"; done | grep -c 1)
 check "every worker measured some ($busy of 3)" test "$busy" = 3
@@ -75,10 +69,12 @@ for _ in $(seq 1 300); do
 done
 kill -9 "$victim"
 wait "$victim" 2>/dev/null
+echo "info records when the victim was killed: $(count "$url")"
 check "the victim held claimed candidates when killed ($claimed)" test "${claimed:-0}" -gt 0
 held=$(psql_on "$url" "SELECT count(*) FROM queue WHERE worker = 'victim' AND state = 'claimed'")
 "$tessel" worker --db "$url" --name rescuer "${worker_flags[@]}" >rescuer.txt 2>&1 &
 wait "$coordinator"
+echo "info records after: $(count "$url")"
 check "the coordinator finishes after the kill" grep -q "$trials candidates measured" killed.txt
 wait
 killed_records=$(count "$url")

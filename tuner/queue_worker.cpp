@@ -2,7 +2,6 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/child_process.h"
 #include "graph/fusion/workload_graph.h"
 #include "schedule/schedule_ir.h"
 #include "task/task.h"
@@ -31,37 +31,16 @@ std::string default_worker_name() {
   return std::string(host[0] ? host : "worker") + ":" + std::to_string(::getpid());
 }
 
-/// A child process that renews the worker's leases every lease/3 seconds over its own
-/// connection; it dies with the worker (PR_SET_PDEATHSIG), so a killed worker's leases run
-/// out. A process, not a thread: the worker forks measuring children all the time, and a
-/// fork must not copy a thread in the middle of a database call.
-class Heartbeat {
- public:
-  static Result<Heartbeat> start(const std::string &db_location, const std::string &worker, double lease_seconds) {
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) return Error{"cannot start the heartbeat process", ErrorKind::Internal};
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(0);
-      beat(db_location, worker, lease_seconds);
-    }
-    return Heartbeat(pid);
-  }
-  Heartbeat(Heartbeat &&other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
-  Heartbeat(const Heartbeat &) = delete;
-  Heartbeat &operator=(const Heartbeat &) = delete;
-  Heartbeat &operator=(Heartbeat &&) = delete;
-  ~Heartbeat() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-
- private:
-  explicit Heartbeat(pid_t pid) : pid_(pid) {}
-
-  [[noreturn]] static void beat(const std::string &db_location, const std::string &worker, double lease_seconds) {
+/// The heartbeat: a child process that renews the worker's leases every lease/3 seconds
+/// over its own connection. It dies with the worker (PR_SET_PDEATHSIG), so a killed
+/// worker's leases run out; destroying the ChildProcess stops it. A process, not a thread:
+/// the worker forks measuring children all the time, and a fork must not copy a thread in
+/// the middle of a database call.
+Result<ChildProcess> start_heartbeat(const std::string &db_location, const std::string &worker, double lease_seconds) {
+  const pid_t parent = ::getpid();
+  return ChildProcess::start([&, parent](ParentLink &) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) return;
     const auto period = std::chrono::duration<double>(std::max(0.05, lease_seconds / 3));
     std::unique_ptr<TuningDatabase> db;
     while (true) {
@@ -73,10 +52,8 @@ class Heartbeat {
       if (db) (void)WorkQueue(*db).renew_leases(worker, lease_seconds);
       std::this_thread::sleep_for(period);
     }
-  }
-
-  pid_t pid_;
-};
+  });
+}
 
 /// A task rebuilt from its workload text, with the measurer that keeps its reference.
 struct WorkerTask {
@@ -236,7 +213,7 @@ Result<QueueWorkerSummary> run_queue_worker(const std::string &db_location, cons
   auto db = retry_unreachable([&] { return TuningDatabase::open(db_location); }, retry);
   if (!db.ok()) return db.error();
   const std::string name = options.name.empty() ? default_worker_name() : options.name;
-  TESSEL_TRY(Heartbeat heartbeat, Heartbeat::start(db_location, name, options.lease_seconds));
+  TESSEL_TRY(ChildProcess heartbeat, start_heartbeat(db_location, name, options.lease_seconds));
   QueueWorker worker(db.value(), options);
   return worker.run(name);
 }

@@ -23,6 +23,9 @@ struct MeasureResult {
   double compile_seconds = 0;
   std::vector<double> seconds;  // every timed run
   double median_seconds = 0;
+  /// The signature of the machine that measured it, when that was not this one (remote
+  /// tuning's workers); empty: measured here.
+  std::string machine;
 };
 
 /// Wall time a Measurer spent in each phase, summed over its batches: where a trial's

@@ -32,6 +32,7 @@ MeasureResult result_of_record(const TuningRecord &record) {
   result.compile_seconds = record.compile_seconds;
   result.seconds = record.timings_seconds;
   result.median_seconds = record.median_seconds.value_or(0);
+  result.machine = record.machine;
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "tuner/tune_model.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -8,6 +9,8 @@
 namespace tessel {
 
 std::string machine_description() {
+  // A cluster can name its machine classes itself (and tests can fake a second machine).
+  if (const char *named = std::getenv("TESSEL_MACHINE_SIGNATURE"); named && *named) return named;
   std::ifstream in("/proc/cpuinfo");
   std::string line, model = "unknown CPU", flags;
   while (std::getline(in, line)) {

@@ -77,6 +77,9 @@ struct TuneSummary {
   std::vector<TaskTuneSummary> tasks;
   int measured = 0;
   int failed = 0;  // records with a status other than ok
+  /// Remote tuning: ok results measured on a machine other than the task reference's,
+  /// recorded but not compared with the task's best.
+  int other_machine = 0;
   double wall_seconds = 0;
   TuneTimeSplit time;
 };
@@ -84,7 +87,8 @@ struct TuneSummary {
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options);
 
 /// This machine's signature, stored with every record: the CPU model name, its CPU count and
-/// vector ISA ("AMD EPYC 9B45 (2 cpus, avx2 fma avx512f)", from /proc/cpuinfo).
+/// vector ISA ("AMD EPYC 9B45 (2 cpus, avx2 fma avx512f)", from /proc/cpuinfo), or what
+/// TESSEL_MACHINE_SIGNATURE says.
 std::string machine_description();
 
 }  // namespace tessel

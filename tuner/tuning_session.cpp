@@ -120,11 +120,11 @@ Result<void> TuningSession::prepare_task(const Workload &workload, const Result<
     return {};
   }
   row.builtin_seconds = baseline->median_seconds;
+  state.machine = baseline->machine;
   if (options_.record_builtin) TESSEL_TRY_VOID(record_builtin(state, baseline.value()));
   TaskProgress progress;
   progress.weight = workload.weight;
-  if (auto best = db_.best(workload.workload_key, target_text_); best.ok() && best.value() && best.value()->median_seconds)
-    progress.best_seconds = *best.value()->median_seconds;
+  TESSEL_TRY(progress.best_seconds, best_on_reference_machine(state));
   summary_.tasks.push_back(row);
   states_.push_back(std::move(state));
   progress_.push_back(progress);
@@ -226,9 +226,23 @@ Result<double> TuningSession::record_results(const TaskState &state, const std::
     TESSEL_TRY_VOID(db_.add_record(record));
     ++summary_.measured;
     if (m.status != RecordStatus::Ok) ++summary_.failed;
+    else if (!same_machine(state, m)) ++summary_.other_machine;
     else if (round_best == 0 || m.median_seconds < round_best) round_best = m.median_seconds;
   }
   return round_best;
+}
+
+bool TuningSession::same_machine(const TaskState &state, const MeasureResult &result) {
+  return state.machine.empty() || result.machine.empty() || result.machine == state.machine;
+}
+
+Result<double> TuningSession::best_on_reference_machine(const TaskState &state) const {
+  // The fastest records first; the first one measured where the reference was is the best.
+  TESSEL_TRY(const std::vector<TuningRecord> fastest, db_.top_k(state.task.workload_key, target_text_, 64));
+  for (const TuningRecord &record : fastest)
+    if ((state.machine.empty() || record.machine == state.machine) && record.median_seconds)
+      return *record.median_seconds;
+  return 0.0;
 }
 
 void TuningSession::retrain() {

@@ -40,6 +40,10 @@ class TuningSession {
     Task task;
     std::unique_ptr<CandidateMeasurer> measurer;
     size_t summary_row = 0;
+    /// Remote tuning: the signature of the machine that measured the reference. Latencies
+    /// of the task compare within it only (workers on other machines still add records and
+    /// train the cost model). Empty: everything is measured here.
+    std::string machine;
   };
   /// Round timings for the progress line.
   struct RoundClock {
@@ -60,6 +64,9 @@ class TuningSession {
   Result<double> record_results(const TaskState &state, const std::vector<Candidate> &candidates,
                                 const std::vector<MeasureResult> &results);
   void retrain();
+  static bool same_machine(const TaskState &state, const MeasureResult &result);
+  /// The task's best time among records of the reference's machine (0: none yet).
+  Result<double> best_on_reference_machine(const TaskState &state) const;
   /// The measurers' phases summed over the tasks.
   MeasurePhaseSeconds measured_phases() const;
   void log_round(int t, const RoundClock &clock);

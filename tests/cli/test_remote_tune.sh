@@ -118,5 +118,17 @@ wait
 shared=$(count "$url")
 check "no record twice between them ($shared)" same_count \
   "$(psql_on "$url" "SELECT count(*) FROM (SELECT DISTINCT workload_key, schedule_hash FROM records) d")" "$shared"
+
+# 5. Workers on two machine signatures: records keep apart in db stats, and the coordinator
+#    compares each task's results only within its reference's signature.
+url=$(new_database signatures)
+"$tessel" db stats --db "$url" >/dev/null 2>&1
+"$tessel" worker --db "$url" --name plain "${worker_flags[@]}" >plain.txt 2>&1 &
+TESSEL_MACHINE_SIGNATURE="other machine" "$tessel" worker --db "$url" --name other "${worker_flags[@]}" >other.txt 2>&1 &
+"$tessel" tune "$model" --db "$url" --remote --seed 3 "${tune_flags[@]}" >signatures.txt 2>&1
+wait
+signatures=$("$tessel" db stats --db "$url" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["per_machine"]))')
+check "db stats shows records per machine signature ($signatures)" test "$signatures" = 2
+check "the coordinator says which results it did not compare" grep -q "came from workers on another machine" signatures.txt
 echo "remote tune: $failures failed"
 [ "$failures" -eq 0 ]

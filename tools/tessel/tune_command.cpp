@@ -110,6 +110,9 @@ int tune_command(const TuneCommandOptions &options) {
               "(%.2fx); records in %s\n",
               summary->measured, summary->failed, summary->wall_seconds, before * 1e3, after * 1e3,
               after > 0 ? before / after : 0.0, db->location().c_str());
+  if (summary->other_machine > 0)
+    std::printf("%d results came from workers on another machine than their task's reference: recorded, not compared "
+                "(`tessel db stats` counts records per machine)\n", summary->other_machine);
   if (summary->measured > 0) {
     const TuneTimeSplit &time = summary->time;
     const double per_trial = 1e3 / summary->measured;

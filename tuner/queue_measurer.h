@@ -15,8 +15,9 @@
 namespace tessel {
 
 struct QueueMeasureOptions {
-  /// How often the coordinator looks whether a batch is finished.
-  double poll_seconds = 0.05;
+  /// How often the coordinator looks whether a batch is finished, at the latest (each
+  /// completion wakes it at once on PostgreSQL; on SQLite it polls every 50 ms).
+  double poll_seconds = 1;
   /// A line while a batch waits on no progress this long (no worker running?); repeated.
   double patience_seconds = 60;
   /// > 0: a batch that makes no progress this long is an error (0: wait for workers).

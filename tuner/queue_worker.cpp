@@ -91,7 +91,9 @@ class QueueWorker {
                  retry_unreachable([&] { return queue_.claim(target_text_, name, batch, options_.lease_seconds); }, retry_));
       if (claimed.empty()) {
         if (options_.idle_exit_seconds > 0 && seconds_since(idle_since) >= options_.idle_exit_seconds) break;
-        std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_seconds));
+        // Woken by the coordinator's next batch (PostgreSQL), or after poll_seconds to look
+        // for leases that ran out.
+        queue_.wait_for_work(options_.poll_seconds);
         continue;
       }
       ++summary_.claims;

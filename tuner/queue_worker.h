@@ -20,7 +20,7 @@ struct QueueWorkerOptions {
   std::string name;         // empty: host:pid
   int claim_batch = 0;      // candidates per claim; 0: the measurer's parallel builders (cores)
   double lease_seconds = 60;
-  double poll_seconds = 0.2;       // how often an idle worker looks for work
+  double poll_seconds = 2;         // an idle worker looks again this often (new batches wake it at once on PostgreSQL)
   double idle_exit_seconds = 0;    // > 0: stop after this long with nothing to claim
   int64_t max_candidates = 0;      // > 0: stop after completing this many
   int max_attempts = 3;            // a candidate claimed this often (its workers died) is recorded as a crash

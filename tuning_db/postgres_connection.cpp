@@ -1,11 +1,15 @@
 #include "tuning_db/postgres_connection.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
+#include <set>
+#include <thread>
 
 #include "tuning_db/database_location.h"
 
@@ -171,6 +175,39 @@ class PostgresConnection : public SqlConnection {
 
   bool in_transaction() const override { return in_transaction_; }
 
+  Result<void> notify(const std::string &channel) override {
+    return execute("NOTIFY " + channel, "notify " + channel);
+  }
+
+  void wait_for_notification(const std::string &channel, double timeout_seconds) override {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    // LISTEN once per session (a reconnect starts a new one).
+    if (listening_.count(channel) == 0 || PQstatus(connection_) != CONNECTION_OK) {
+      if (!reconnect_if_lost().ok() || !run_plain("LISTEN " + channel, "listen on " + channel).ok()) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(timeout_seconds));
+        return;
+      }
+      listening_.insert(channel);
+    }
+    while (true) {
+      PQconsumeInput(connection_);
+      bool notified = false;
+      while (PGnotify *notification = PQnotifies(connection_)) {
+        notified |= channel == notification->relname;
+        PQfreemem(notification);
+      }
+      if (notified) return;
+      const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return;
+      pollfd socket{PQsocket(connection_), POLLIN, 0};
+      if (socket.fd < 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(left));
+        return;
+      }
+      ::poll(&socket, 1, static_cast<int>(left * 1000) + 1);
+    }
+  }
+
   Result<void> begin_write() override {
     auto begun = execute("BEGIN", "start a write transaction");
     if (begun.ok()) in_transaction_ = true;
@@ -242,6 +279,7 @@ class PostgresConnection : public SqlConnection {
       return Error{location_ + ": lost the connection to the server and cannot reconnect (" +
                        one_line(PQerrorMessage(connection_)) + ")",
                    ErrorKind::Io};
+    listening_.clear();  // a new session listens to nothing yet
     return start_session();
   }
 
@@ -249,6 +287,7 @@ class PostgresConnection : public SqlConnection {
   std::string location_;
   bool read_only_;
   bool in_transaction_ = false;
+  std::set<std::string> listening_;  // channels this session LISTENs on
 };
 
 }  // namespace

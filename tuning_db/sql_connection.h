@@ -70,6 +70,13 @@ class SqlConnection {
   /// stamped and compared with the server's clock, not each worker's.
   virtual std::string now_seconds_sql() const = 0;
 
+  /// Wakes every connection waiting on `channel` (PostgreSQL NOTIFY, delivered when the
+  /// surrounding transaction commits); nothing on SQLite, whose waiters poll.
+  virtual Result<void> notify(const std::string &channel) = 0;
+  /// Waits until `channel` is notified or `timeout_seconds` pass (PostgreSQL LISTEN). SQLite
+  /// has no notifications: it sleeps a short poll interval (at most the timeout) instead.
+  virtual void wait_for_notification(const std::string &channel, double timeout_seconds) = 0;
+
   /// Whether a transaction is open on this connection.
   virtual bool in_transaction() const = 0;
 

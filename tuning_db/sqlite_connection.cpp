@@ -113,6 +113,9 @@ class SqliteQuery : public SqlQuery {
 
 class SqliteConnection : public SqlConnection {
  public:
+  /// How often a waiter on SQLite looks again (the file has no notifications).
+  static constexpr double kPollSeconds = 0.05;
+
   SqliteConnection(sqlite3 *db, std::string path) : db_(db), path_(std::move(path)) {}
   SqliteConnection(const SqliteConnection &) = delete;
   SqliteConnection &operator=(const SqliteConnection &) = delete;
@@ -140,6 +143,11 @@ class SqliteConnection : public SqlConnection {
   std::string now_seconds_sql() const override { return "((julianday('now') - 2440587.5) * 86400.0)"; }
 
   bool in_transaction() const override { return sqlite3_get_autocommit(db_) == 0; }
+
+  Result<void> notify(const std::string &) override { return {}; }
+  void wait_for_notification(const std::string &, double timeout_seconds) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(timeout_seconds, kPollSeconds)));
+  }
 
   Result<void> begin_write() override { return execute("BEGIN IMMEDIATE", "start a write transaction"); }
 

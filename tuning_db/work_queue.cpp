@@ -10,6 +10,10 @@ namespace tessel {
 
 namespace {
 
+// The notification channels: new candidates for workers, completions for coordinators.
+constexpr const char *kWorkChannel = "tessel_queue_work";
+constexpr const char *kProgressChannel = "tessel_queue_progress";
+
 QueuedCandidate read_candidate(const SqlQuery &row) {
   QueuedCandidate candidate;
   candidate.id = row.integer(0);
@@ -50,6 +54,7 @@ Result<void> WorkQueue::enqueue(const std::string &batch, const std::vector<Queu
     else query.bind_null(6);
     if (auto ran = query.run(); !ran.ok()) return ran.error();
   }
+  if (auto notified = connection.notify(kWorkChannel); !notified.ok()) return notified.error();
   return transaction->commit();
 }
 
@@ -105,8 +110,17 @@ Result<bool> WorkQueue::complete(const QueuedCandidate &candidate, const TuningR
   done.value()->bind(1, candidate.id);
   if (auto ran = done.value()->run(); !ran.ok()) return ran.error();
   done.value().reset();
+  if (auto notified = connection.notify(kProgressChannel); !notified.ok()) return notified.error();
   if (auto committed = transaction->commit(); !committed.ok()) return committed.error();
   return inserted.value();
+}
+
+void WorkQueue::wait_for_work(double timeout_seconds) {
+  db_.connection_->wait_for_notification(kWorkChannel, timeout_seconds);
+}
+
+void WorkQueue::wait_for_progress(double timeout_seconds) {
+  db_.connection_->wait_for_notification(kProgressChannel, timeout_seconds);
 }
 
 Result<int64_t> WorkQueue::unfinished(const std::string &batch) {

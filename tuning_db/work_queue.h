@@ -58,6 +58,12 @@ class WorkQueue {
   /// record was there already (another worker finished it after this one's lease ran out).
   Result<bool> complete(const QueuedCandidate &candidate, const TuningRecord &record);
 
+  /// Waits up to `timeout_seconds` for a coordinator to enqueue work (PostgreSQL wakes the
+  /// waiter at once; on SQLite it is a short sleep, and the caller polls).
+  void wait_for_work(double timeout_seconds);
+  /// Waits up to `timeout_seconds` for a worker to complete a candidate (likewise).
+  void wait_for_progress(double timeout_seconds);
+
   /// Candidates of the batch not done yet.
   Result<int64_t> unfinished(const std::string &batch);
   /// Removes a finished batch's rows (the records stay).

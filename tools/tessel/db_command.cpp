@@ -16,6 +16,7 @@
 #include "tuning_db/database_location.h"
 #include "tuning_db/tuning_database.h"
 #include "tuning_db/tuning_log_line.h"
+#include "tuning_db/work_queue.h"
 
 namespace tessel {
 
@@ -96,12 +97,20 @@ std::string format_seconds(double seconds) {
   return text;
 }
 
-int print_stats(const TuningDatabase &db, bool json) {
+int print_stats(TuningDatabase &db, bool json) {
   auto stats = db.stats();
   if (!stats.ok()) return fail(stats.error().message);
+  // Remote tuning's work queue: what waits for workers, what they hold, whose leases ran out.
+  auto queue = WorkQueue(db).stats();
+  if (!queue.ok()) return fail(queue.error().message);
   if (json) {
     Json out;
     out["db"] = db.location();
+    out["queue"] = Json::object();
+    out["queue"]["queued"] = queue->queued;
+    out["queue"]["claimed"] = queue->claimed;
+    out["queue"]["expired"] = queue->expired;
+    out["queue"]["done"] = queue->done;
     out["schema_version"] = stats->schema_version;
     out["workloads"] = stats->workloads;
     out["targets"] = stats->targets;
@@ -140,6 +149,10 @@ int print_stats(const TuningDatabase &db, bool json) {
                   static_cast<long long>(target.ok_records), static_cast<long long>(target.workloads),
                   target.machine.c_str());
   }
+  if (queue->queued + queue->claimed + queue->expired + queue->done > 0)
+    std::printf("\nqueue      %lld queued, %lld claimed, %lld with expired leases, %lld done\n",
+                static_cast<long long>(queue->queued), static_cast<long long>(queue->claimed),
+                static_cast<long long>(queue->expired), static_cast<long long>(queue->done));
   return 0;
 }
 

@@ -41,19 +41,12 @@ std::string encode(const MeasureResult &r) {
   return out.str();
 }
 
-MeasureResult failure(RecordStatus status, std::string why) {
-  MeasureResult r;
-  r.status = status;
-  r.error = std::move(why);
-  return r;
-}
-
 MeasureResult decode(const std::string &line) {
   MeasureResult r;
   std::istringstream in(line);
   std::string status, timings;
   in >> status >> r.compile_seconds >> timings;
-  if (status.empty()) return failure(RecordStatus::Crash, "the worker reported nothing");
+  if (status.empty()) return measure_failure(RecordStatus::Crash, "the worker reported nothing");
   std::getline(in, r.error);
   if (!r.error.empty() && r.error[0] == ' ') r.error.erase(0, 1);
   const Result<RecordStatus> parsed = parse_record_status(status);
@@ -79,17 +72,24 @@ bool is_ready(const std::string &received) { return !received.empty() && receive
 MeasureResult collect(ChildProcess &worker, bool timed_out, const std::string &phase) {
   if (timed_out) {
     worker.kill();
-    return failure(RecordStatus::Timeout, "killed after the " + phase + " timeout");
+    return measure_failure(RecordStatus::Timeout, "killed after the " + phase + " timeout");
   }
   const ChildExit exit = worker.wait(kExitGraceSeconds);
   const std::string line = after_ready(worker.received());
   if (line.find('\n') != std::string::npos) return decode(line.substr(0, line.find('\n')));
-  return failure(RecordStatus::Crash, "the worker ended without a result: " + exit.describe());
+  return measure_failure(RecordStatus::Crash, "the worker ended without a result: " + exit.describe());
 }
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
+
+MeasureResult measure_failure(RecordStatus status, std::string why) {
+  MeasureResult r;
+  r.status = status;
+  r.error = std::move(why);
+  return r;
+}
 
 /// A candidate's worker process, and its result once it has one.
 struct Measurer::Worker {
@@ -178,7 +178,7 @@ void Measurer::take_gpu_baseline(const MeasureResult &run) {
 std::vector<MeasureResult> Measurer::measure(const std::vector<Schedule> &schedules) {
   if (auto ref = prepare_reference(); !ref.ok())
     return std::vector<MeasureResult>(schedules.size(),
-                                      failure(RecordStatus::RuntimeError, "no reference: " + ref.error().message));
+                                      measure_failure(RecordStatus::RuntimeError, "no reference: " + ref.error().message));
   std::vector<const Schedule *> candidates;
   for (const Schedule &s : schedules) candidates.push_back(&s);
   return run_workers(candidates, false);
@@ -229,7 +229,7 @@ Measurer::Worker Measurer::start_worker(const Schedule *schedule, bool reference
   Worker w;
   w.started = Clock::now();
   auto process = ChildProcess::start([&](ParentLink &parent) { work(schedule, reference_run, parent); });
-  if (!process.ok()) w.result = failure(RecordStatus::Crash, "cannot start a worker: " + process.error().message);
+  if (!process.ok()) w.result = measure_failure(RecordStatus::Crash, "cannot start a worker: " + process.error().message);
   else w.process = std::move(process).value();
   return w;
 }
@@ -257,7 +257,7 @@ void Measurer::work(const Schedule *schedule, bool reference_run, ParentLink &pa
   auto kernel = compile_task(task_, schedule, reference_run ? Target{} : target_);
   const double compile_seconds = seconds_since(start);
   if (!kernel.ok()) {
-    MeasureResult r = failure(RecordStatus::CompileError, kernel.error().message);
+    MeasureResult r = measure_failure(RecordStatus::CompileError, kernel.error().message);
     r.compile_seconds = compile_seconds;
     parent.send(encode(r));
     return;
@@ -276,16 +276,16 @@ void Measurer::work(const Schedule *schedule, bool reference_run, ParentLink &pa
 
 MeasureResult Measurer::check_and_time(const JitKernel &kernel, bool reference_run) const {
   auto out = run_task(kernel, task_, inputs_);
-  if (!out.ok()) return failure(RecordStatus::RuntimeError, out.error().message);
+  if (!out.ok()) return measure_failure(RecordStatus::RuntimeError, out.error().message);
   if (reference_run) {
     if (auto wrote = write_reference(out.value()); !wrote.ok())
-      return failure(RecordStatus::RuntimeError, wrote.error().message);
+      return measure_failure(RecordStatus::RuntimeError, wrote.error().message);
   } else if (const double diff = max_relative_difference(out.value(), reference_); !(diff <= options_.tolerance)) {
-    return failure(RecordStatus::WrongResult,
+    return measure_failure(RecordStatus::WrongResult,
                    "max relative difference " + std::to_string(diff) + " from the reference");
   }
   auto timing = time_task(kernel, task_, inputs_, options_.timing);
-  if (!timing.ok()) return failure(RecordStatus::RuntimeError, timing.error().message);
+  if (!timing.ok()) return measure_failure(RecordStatus::RuntimeError, timing.error().message);
   MeasureResult r;
   r.seconds = timing->seconds;
   return r;

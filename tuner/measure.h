@@ -36,6 +36,9 @@ struct MeasurePhaseSeconds {
   double run = 0;        // verifying and timing, one worker at a time
 };
 
+/// A result that failed with `status` for the reason `why` (nothing timed).
+MeasureResult measure_failure(RecordStatus status, std::string why);
+
 struct MeasureOptions {
   int jobs = 0;  // parallel builders; 0: one per core
   int threads = 0;  // threads of a candidate's parallel loops; 0: HL_NUM_THREADS or all cores

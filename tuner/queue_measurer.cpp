@@ -16,13 +16,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-MeasureResult failure(RecordStatus status, std::string why) {
-  MeasureResult result;
-  result.status = status;
-  result.error = std::move(why);
-  return result;
-}
-
 }  // namespace
 
 MeasureResult result_of_record(const TuningRecord &record) {
@@ -108,7 +101,7 @@ Result<std::vector<MeasureResult>> QueueMeasurer::run_batch(
         [&] { return db.find_record(queued[q].workload_key, queued[q].target, queued[q].schedule_hash); }, retry);
     if (!record.ok()) return record.error();
     results[waiting[q]] = record.value() ? result_of_record(*record.value())
-                                         : failure(RecordStatus::Crash, "the queue says done but no record was written");
+                                         : measure_failure(RecordStatus::Crash, "the queue says done but no record was written");
   }
   if (auto forgotten = retry_unreachable([&] { return queue.forget(batch); }, retry); !forgotten.ok())
     return forgotten.error();

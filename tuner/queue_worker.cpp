@@ -61,13 +61,6 @@ struct WorkerTask {
   std::string error;                   // why not
 };
 
-MeasureResult failure(RecordStatus status, std::string why) {
-  MeasureResult result;
-  result.status = status;
-  result.error = std::move(why);
-  return result;
-}
-
 class QueueWorker {
  public:
   QueueWorker(TuningDatabase &db, const QueueWorkerOptions &options)
@@ -154,7 +147,7 @@ class QueueWorker {
     std::map<std::string, std::vector<const QueuedCandidate *>> by_task;
     for (const QueuedCandidate &candidate : claimed) {
       if (candidate.attempts > options_.max_attempts) {
-        TESSEL_TRY_VOID(complete(candidate, failure(RecordStatus::Crash,
+        TESSEL_TRY_VOID(complete(candidate, measure_failure(RecordStatus::Crash,
                                                     "claimed " + std::to_string(candidate.attempts - 1) +
                                                         " times by workers that died before finishing it")));
         continue;
@@ -164,7 +157,7 @@ class QueueWorker {
     for (const auto &[workload_key, candidates] : by_task) {
       WorkerTask &task = task_for(workload_key);
       if (!task.measurer) {
-        for (const QueuedCandidate *c : candidates) TESSEL_TRY_VOID(complete(*c, failure(RecordStatus::CompileError, task.error)));
+        for (const QueuedCandidate *c : candidates) TESSEL_TRY_VOID(complete(*c, measure_failure(RecordStatus::CompileError, task.error)));
         continue;
       }
       auto reference = task.measurer->prepare_reference();
@@ -172,14 +165,14 @@ class QueueWorker {
       std::vector<const QueuedCandidate *> timed;
       for (const QueuedCandidate *c : candidates) {
         if (!reference.ok()) {
-          TESSEL_TRY_VOID(complete(*c, failure(RecordStatus::RuntimeError,
+          TESSEL_TRY_VOID(complete(*c, measure_failure(RecordStatus::RuntimeError,
                                                "the built-in schedule failed on this worker: " + reference.error().message)));
         } else if (c->schedule_hash == kBuiltinScheduleHash) {
           TESSEL_TRY_VOID(complete(*c, reference.value()));
         } else if (auto schedule = parse_schedule(c->schedule_text); !schedule.ok()) {
-          TESSEL_TRY_VOID(complete(*c, failure(RecordStatus::CompileError, "malformed schedule: " + schedule.error().message)));
+          TESSEL_TRY_VOID(complete(*c, measure_failure(RecordStatus::CompileError, "malformed schedule: " + schedule.error().message)));
         } else if (schedule_hash(schedule.value()) != c->schedule_hash) {
-          TESSEL_TRY_VOID(complete(*c, failure(RecordStatus::CompileError, "the schedule text does not match its hash")));
+          TESSEL_TRY_VOID(complete(*c, measure_failure(RecordStatus::CompileError, "the schedule text does not match its hash")));
         } else {
           schedules.push_back(schedule.value());
           timed.push_back(c);

@@ -195,22 +195,32 @@ Result<std::optional<int64_t>> TuningDatabase::find_target(const std::string &ta
 
 Result<int64_t> TuningDatabase::ensure_target(const std::string &target, const std::string &machine) {
   const std::string doing = "add target '" + target + "'";
-  auto insert = connection_->prepare("INSERT INTO targets(text, machine) VALUES(?1, ?2) ON CONFLICT(text) DO NOTHING",
-                                     doing);
-  if (!insert.ok()) return insert.error();
-  insert.value()->bind(1, target).bind(2, machine);
-  if (auto ran = insert.value()->run(); !ran.ok()) return ran.error();
-  // The first record that knows the machine describes it; later ones do not overwrite.
-  if (!machine.empty()) {
-    auto describe = connection_->prepare("UPDATE targets SET machine = ?1 WHERE text = ?2 AND machine = ''", doing);
-    if (!describe.ok()) return describe.error();
-    describe.value()->bind(1, machine).bind(2, target);
-    if (auto ran = describe.value()->run(); !ran.ok()) return ran.error();
+  // Every record insert passes here: one lookup when the target is known and described.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto query = connection_->prepare("SELECT id, machine FROM targets WHERE text = ?1", doing);
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, target);
+    auto row = query.value()->next();
+    if (!row.ok()) return row.error();
+    if (row.value()) {
+      const int64_t id = query.value()->integer(0);
+      // The first record that knows the machine describes it; later ones do not overwrite.
+      if (query.value()->text(1).empty() && !machine.empty()) {
+        auto describe = connection_->prepare("UPDATE targets SET machine = ?1 WHERE id = ?2 AND machine = ''", doing);
+        if (!describe.ok()) return describe.error();
+        describe.value()->bind(1, machine).bind(2, id);
+        if (auto ran = describe.value()->run(); !ran.ok()) return ran.error();
+      }
+      return id;
+    }
+    // New: insert, tolerating another process inserting it at the same moment, then look again.
+    auto insert = connection_->prepare("INSERT INTO targets(text, machine) VALUES(?1, ?2) ON CONFLICT(text) DO NOTHING",
+                                       doing);
+    if (!insert.ok()) return insert.error();
+    insert.value()->bind(1, target).bind(2, machine);
+    if (auto ran = insert.value()->run(); !ran.ok()) return ran.error();
   }
-  auto id = find_target(target);
-  if (!id.ok()) return id.error();
-  if (!id.value()) return make_error(location() + ": cannot " + doing + ": it is missing right after insertion");
-  return *id.value();
+  return make_error(location() + ": cannot " + doing + ": it is missing right after insertion");
 }
 
 Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {

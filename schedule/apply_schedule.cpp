@@ -51,6 +51,41 @@ std::string halide_message(const std::string &what) {
   return m;
 }
 
+/// For each of `callee`'s `dims` dimensions: true where every call to it in `def` indexes
+/// that dimension by reduction variables alone.
+std::vector<bool> reduction_only_dims(const Halide::Internal::Definition &def, const std::string &callee,
+                                      size_t dims) {
+  class Calls : public Halide::Internal::IRGraphVisitor {
+   public:
+    Calls(const std::string &callee, size_t dims) : callee_(callee), only_(dims, true) {}
+    std::vector<bool> only_;
+
+   private:
+    struct Variables : Halide::Internal::IRGraphVisitor {
+      bool any_rvar = false, any_var = false;
+      using Halide::Internal::IRGraphVisitor::visit;
+      void visit(const Halide::Internal::Variable *v) override {
+        (v->reduction_domain.defined() ? any_rvar : any_var) = true;
+      }
+    };
+    using Halide::Internal::IRGraphVisitor::visit;
+    void visit(const Halide::Internal::Call *call) override {
+      Halide::Internal::IRGraphVisitor::visit(call);
+      if (call->name != callee_) return;
+      for (size_t d = 0; d < call->args.size() && d < only_.size(); ++d) {
+        Variables vars;
+        call->args[d].accept(&vars);
+        if (!vars.any_rvar || vars.any_var) only_[d] = false;
+      }
+    }
+    std::string callee_;
+  };
+  Calls calls(callee, dims);
+  for (const Halide::Expr &e : def.values()) e.accept(&calls);
+  for (const Halide::Expr &e : def.args()) e.accept(&calls);
+  return calls.only_;
+}
+
 /// Replays steps onto the Funcs, tracking each stage's loop vars by name (true: an RVar).
 class Applier {
  public:
@@ -244,25 +279,45 @@ class Applier {
     Halide::Func &consumer = func(s.stage.func);
     stage(s.stage);
     const Halide::LoopLevel at = loop_level(s.stage, s.var);
+    const Halide::Internal::Definition &def =
+        s.stage.update < 0 ? consumer.function().definition() : consumer.function().update(s.stage.update);
     for (const auto &[name, callee] : Halide::Internal::find_direct_calls(consumer.function())) {
       if (name == consumer.name()) continue;  // an update reads its own Func
       Halide::Func tile = Halide::Func(callee).in(consumer);
       tile.compute_at(at);
-      // Every element of the tile, innermost dimension first, dealt out to a warp's worth of
-      // threads: neighbouring threads load neighbouring addresses. gpu_threads rather than
-      // gpu_lanes: Halide 14 puts a block barrier between thread loops that write shared
-      // memory and the loops that read it, but none between lane loops (measured in PTX).
       std::vector<Halide::Var> dims = tile.args();
+      // Dimensions the stage indexes by reduction variables alone (a matmul's k) stored
+      // outermost: at one reduction step the lanes' register tile then reads neighbouring
+      // shared-memory words (vector loads) instead of words a stage apart.
+      const std::vector<bool> reduction_only = reduction_only_dims(def, name, dims.size());
+      std::vector<Halide::Var> storage;
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (!reduction_only[d]) storage.push_back(dims[d]);
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (reduction_only[d]) storage.push_back(dims[d]);
+      if (storage.size() > 1) tile.reorder_storage(storage);
+      // Every element of the tile, innermost dimension first, dealt out to the block's
+      // threads a warp-wide row at a time: neighbouring threads load neighbouring addresses.
+      // gpu_threads rather than gpu_lanes: Halide 14 puts a block barrier between thread
+      // loops that write shared memory and the loops that read it, but none between lane
+      // loops (measured in PTX).
       Halide::Var all = dims.front();
       for (size_t d = 1; d < dims.size(); ++d) {
         Halide::Var fused(all.name() + "_" + dims[d].name());
         tile.fuse(all, dims[d], fused);
         all = fused;
       }
-      Halide::Var rows(all.name() + "_row"), thread(all.name() + "_thread");
+      Halide::Var rows(all.name() + "_row"), thread(all.name() + "_thread"), lanes(all.name() + "_vec");
+      if (s.vector > 1) {
+        tile.split(all, all, lanes, static_cast<int>(s.vector), Halide::TailStrategy::GuardWithIf);
+        if (!options_.gpu_loops_on_host) tile.vectorize(lanes);
+      }
       tile.split(all, rows, thread, kWarpSize, Halide::TailStrategy::GuardWithIf);
+      Halide::Var warp(all.name() + "_warp");
+      if (s.warps > 1) tile.split(rows, rows, warp, static_cast<int>(s.warps), Halide::TailStrategy::GuardWithIf);
       if (options_.gpu_loops_on_host) continue;
       tile.store_in(Halide::MemoryType::GPUShared).gpu_threads(thread);
+      if (s.warps > 1) tile.gpu_threads(warp);
     }
   }
 

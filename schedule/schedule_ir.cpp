@@ -116,7 +116,11 @@ struct StepWriter {
     return w.str();
   }
   std::string operator()(const CacheInputsStep &s) const {
-    return LineWriter("cache_inputs").add(s.stage).add(s.var).str();
+    LineWriter w("cache_inputs");
+    w.add(s.stage).add(s.var);
+    if (s.warps != 1 || s.vector != 1) w.add(s.warps);
+    if (s.vector != 1) w.add(s.vector);
+    return w.str();
   }
 };
 
@@ -256,7 +260,7 @@ const Arity kArities[] = {
     {"compute_root", 2, 2, "compute_root FUNC"},
     {"store_in", 3, 3, "store_in FUNC register|stack|heap|gpu_shared"},
     {"rfactor", 4, -1, "rfactor STAGE NEW_FUNC RVAR:VAR [RVAR:VAR...]"},
-    {"cache_inputs", 3, 3, "cache_inputs STAGE VAR"},
+    {"cache_inputs", 3, 5, "cache_inputs STAGE VAR [WARPS [VECTOR]]"},
 };
 
 /// Builds the step named by the first field; fields are known to match the arity.
@@ -298,7 +302,14 @@ ScheduleStep read_step(const std::string &keyword, FieldReader &r) {
   if (keyword == "compute_inline") return ComputeInlineStep{r.name(1, "func")};
   if (keyword == "compute_root") return ComputeRootStep{r.name(1, "func")};
   if (keyword == "store_in") return StoreInStep{r.name(1, "func"), r.memory(2)};
-  if (keyword == "cache_inputs") return CacheInputsStep{r.stage(1, "stage"), r.name(2, "var")};
+  if (keyword == "cache_inputs") {
+    CacheInputsStep s{r.stage(1, "stage"), r.name(2, "var"), optional_integer(3, "warps").value_or(1),
+                      optional_integer(4, "vector").value_or(1)};
+    if (!r.failed() && (s.warps < 1 || s.warps > 32)) r.fail("warps " + r.raw(3) + " is not in 1..32");
+    if (!r.failed() && s.vector != 1 && s.vector != 2 && s.vector != 4)
+      r.fail("load vector " + r.raw(4) + " is not 1, 2 or 4");
+    return s;
+  }
   // rfactor
   RfactorStep s{r.stage(1, "stage"), r.name(2, "new func"), {}};
   for (size_t i = 3; i < r.count(); ++i) s.rvar_to_var.push_back(r.rvar_pair(i));
@@ -360,7 +371,9 @@ bool operator==(const StoreAtStep &a, const StoreAtStep &b) {
 bool operator==(const ComputeInlineStep &a, const ComputeInlineStep &b) { return a.func == b.func; }
 bool operator==(const ComputeRootStep &a, const ComputeRootStep &b) { return a.func == b.func; }
 bool operator==(const StoreInStep &a, const StoreInStep &b) { return a.func == b.func && a.memory == b.memory; }
-bool operator==(const CacheInputsStep &a, const CacheInputsStep &b) { return a.stage == b.stage && a.var == b.var; }
+bool operator==(const CacheInputsStep &a, const CacheInputsStep &b) {
+  return a.stage == b.stage && a.var == b.var && a.warps == b.warps && a.vector == b.vector;
+}
 bool operator==(const RfactorStep &a, const RfactorStep &b) {
   return std::tie(a.stage, a.new_func, a.rvar_to_var) == std::tie(b.stage, b.new_func, b.rvar_to_var);
 }

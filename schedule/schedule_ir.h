@@ -154,6 +154,10 @@ struct RfactorStep {
 struct CacheInputsStep {
   StageRef stage;
   std::string var;
+  /// Warps of the block that load the tiles together (the loads' second thread dimension).
+  int64_t warps = 1;
+  /// Elements each thread loads at once (4: float4 loads where the tile's rows allow).
+  int64_t vector = 1;
 };
 
 using ScheduleStep = std::variant<SplitStep, ReorderStep, FuseStep, TileStep, VectorizeStep, UnrollStep,

@@ -649,12 +649,14 @@ std::optional<StepFailure> Replay::check_loop_extents(int fi, int s) const {
                                              std::to_string(kMaxVectorLanes)};
   }
   // Halide numbers GPU loops of one level 0, 1, 2 from the innermost outward, and block
-  // loops must enclose thread loops, which enclose lane loops.
+  // loops must enclose thread loops, which enclose lane loops. A lane loop is Halide's
+  // thread dimension 0, so thread loops outside it are numbered from 1.
   const LoopKind kinds[] = {LoopKind::GpuLane, LoopKind::GpuThread, LoopKind::GpuBlock};
   int innermost_allowed = 0;
   int64_t threads = 1;
+  int lanes_seen = 0;
   for (LoopKind kind : kinds) {
-    int next_index = 0;
+    int next_index = kind == LoopKind::GpuThread ? lanes_seen : 0;
     int outermost = innermost_allowed;
     for (size_t i = 0; i < st.loops.size(); ++i) {
       const Loop &l = st.loops[i];
@@ -668,6 +670,7 @@ std::optional<StepFailure> Replay::check_loop_extents(int fi, int s) const {
                                                " loops 0, 1, 2 from the innermost outward, so it would be " +
                                                std::to_string(next_index)};
       ++next_index;
+      if (kind == LoopKind::GpuLane) ++lanes_seen;
       outermost = static_cast<int>(i) + 1;
       const int64_t extent = loop_extent(fi, s, static_cast<int>(i));
       if (kind == LoopKind::GpuLane && extent > 32)

@@ -71,10 +71,22 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
     add(register_param(*out, a), ParamKind::RegisterTile, divisors_up_to(out->pure_axes[a].extent, 16));
   add(anchor_name + ".warp.reduce." + r.back().name, ParamKind::ReductionSplit, stage_sizes(r.back().extent));
   add(anchor_name + ".warp.vector", ParamKind::VectorWidth, {0, 1});
+  // Several warps per block only along an axis outside the lane axis in storage (axes are
+  // listed innermost first): Halide 14 stripes the accumulator over the lanes only when the
+  // lane index has the smallest stride of the thread indices.
+  const std::vector<int> others = register_axes(*out, lane);
+  if (!others.empty() && others.front() > lane) {
+    std::vector<int64_t> warps;
+    for (int64_t w : {1, 2, 4})
+      if (out->pure_axes[others.front()].extent % w == 0) warps.push_back(w);
+    add(anchor_name + ".warp.warps", ParamKind::ThreadTile, warps);
+  }
+  add(anchor_name + ".warp.load_vector", ParamKind::VectorWidth, {1, 4});
   return sketch;
 }
 
-SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target, std::mt19937_64 *rng) {
+SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
+                               std::mt19937_64 *rng) {
   auto draw = [&](const std::vector<int64_t> &values, int64_t fallback) {
     if (!rng || values.empty()) return fallback;
     return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(*rng)];
@@ -88,6 +100,18 @@ SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target
   };
   SketchChoices choices;
   const int64_t budget = std::min<int64_t>(64, target.accumulator_budget());
+  // The warps split the register tile of the output's first axis after the lane axis.
+  std::string warps_param, split_param;
+  int64_t split_extent = 1;
+  for (const FuncPlan &plan : sketch.funcs) {
+    const FuncDesc *out = compute.find(plan.func);
+    if (plan.rule != FuncRule::GpuWarpTiledOutput || !out) continue;
+    const std::vector<int> others = register_axes(*out, lane_axis(*out));
+    if (others.empty() || !sketch.param(plan.partner + ".warp.warps")) continue;
+    warps_param = plan.partner + ".warp.warps";
+    split_param = register_param(*out, others.front());
+    split_extent = out->pure_axes[others.front()].extent;
+  }
   for (int attempt = 0; attempt < 64; ++attempt) {
     choices.clear();
     int64_t accumulators = 1;
@@ -101,12 +125,20 @@ SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target
         ++registers_seen;
       } else if (p.kind == ParamKind::ReductionSplit) {
         v = draw(p.values, largest_up_to(p.values, 16));
+      } else if (p.name == warps_param) {
+        v = draw(p.values, 1);
+      } else if (p.name.size() > 12 && p.name.compare(p.name.size() - 12, 12, ".load_vector") == 0) {
+        v = draw(p.values, 4);
       } else {
         v = draw(p.values, 1);
       }
       choices[p.name] = v;
     }
-    if (accumulators <= budget || !rng) break;
+    // Halide 14 allocates the block's whole accumulator tile in every lane's registers
+    // (indexed by the warp where there are several): the budget covers all the warps.
+    const int64_t warps = warps_param.empty() ? 1 : choices[warps_param];
+    const bool divides = split_param.empty() || split_extent % (choices[split_param] * warps) == 0;
+    if ((accumulators * warps <= budget && divides) || !rng) break;
   }
   return choices;
 }
@@ -119,18 +151,30 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
   if (lane < 0 || r.empty() || anchor.pure_axes.size() != out.pure_axes.size())
     return make_error(out.name + ": no axis that 32 lanes divide, or an anchor without a reduction");
   const size_t n = out.pure_axes.size();
+  const std::vector<int> others = register_axes(out, lane);
+  const int warp_axis = others.empty() || others.front() < lane ? -1 : others.front();
+  const int64_t warps = warp_axis < 0 ? 1 : choice_or(choices, anchor.name + ".warp.warps", 1);
+  const int64_t load_vector = choice_or(choices, anchor.name + ".warp.load_vector", 1);
+  if (warps < 1 || warps > 32 || (load_vector != 1 && load_vector != 2 && load_vector != 4))
+    return make_error(anchor.name + ": " + std::to_string(warps) + " warps or a load vector of " +
+                      std::to_string(load_vector) + " is out of range");
+  // Elements of axis `a` one block covers: the lanes' or the warps' share times the register tile.
+  auto block_tile = [&](int a, int64_t reg) {
+    return reg * (a == lane ? kWarpTileLanes : a == warp_axis ? warps : 1);
+  };
   std::vector<int64_t> regs(n, 1);
   int64_t accumulators = 1;
   for (size_t a = 0; a < n; ++a) {
     regs[a] = choice_or(choices, register_param(out, static_cast<int>(a)), 1);
-    const int64_t tile = regs[a] * (static_cast<int>(a) == lane ? kWarpTileLanes : 1);
+    const int64_t tile = block_tile(static_cast<int>(a), regs[a]);
     if (regs[a] < 1 || out.pure_axes[a].extent % tile != 0)
       return make_error(register_param(out, static_cast<int>(a)) + "=" + std::to_string(regs[a]) +
                         ": the block tile must divide the axis' " + std::to_string(out.pure_axes[a].extent));
     accumulators *= regs[a];
   }
-  if (accumulators > 64)
-    return make_error(out.name + ": " + std::to_string(accumulators) + " accumulators per lane exceed 64");
+  if (accumulators * warps > 64)
+    return make_error(out.name + ": " + std::to_string(accumulators * warps) +
+                      " accumulators per lane (all warps') exceed 64");
   const AxisDesc &staged = r.back();
   const int64_t kt = choice_or(choices, anchor.name + ".warp.reduce." + staged.name, 16);
   if (kt < 2 || kt >= staged.extent || staged.extent % kt != 0)
@@ -138,15 +182,16 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
                       ": a stage must divide the reduction's " + std::to_string(staged.extent) + " and be smaller");
   const bool vector = choice_or(choices, anchor.name + ".warp.vector", 0) == 1 && regs[lane] > 1;
 
-  // The output: blocks of (32 x register tile) along the lane axis, register tiles along
-  // the others; the block loops fused, the lane loop bound to gpu_lanes.
+  // The output: blocks of (32 x register tile) along the lane axis, (warps x register tile)
+  // along the warp axis, register tiles along the others; the block loops fused, the lane
+  // loop bound to gpu_lanes, the warp loop to the next thread dimension.
   const StageRef o{out.name, -1};
   LoopNames names(out.pure_axes);
   std::vector<std::string> block_loops, register_loops;
-  std::string lane_loop;
+  std::string lane_loop, warp_loop;
   for (size_t a = 0; a < n; ++a) {
     const AxisDesc &axis = out.pure_axes[a];
-    const int64_t tile = regs[a] * (static_cast<int>(a) == lane ? kWarpTileLanes : 1);
+    const int64_t tile = block_tile(static_cast<int>(a), regs[a]);
     std::string inner = axis.name;
     if (tile == 1) {
       block_loops.push_back(axis.name);
@@ -157,6 +202,12 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
       inner = names.fresh(axis.name + "_in");
       steps.push_back(SplitStep{o, axis.name, blk, inner, tile, TailStrategy::ShiftInwards});
       block_loops.push_back(blk);
+    }
+    if (static_cast<int>(a) == warp_axis && warps > 1) {
+      warp_loop = names.fresh(axis.name + "_warp");
+      const std::string reg = names.fresh(axis.name + "_reg");
+      steps.push_back(SplitStep{o, inner, warp_loop, reg, regs[a], TailStrategy::ShiftInwards});
+      inner = reg;
     }
     if (static_cast<int>(a) != lane) {
       register_loops.push_back(inner);
@@ -174,6 +225,7 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
   if (block_loops.empty()) return make_error(out.name + ": the register tiles cover the whole output; no block loop is left");
   std::vector<std::string> order = register_loops;
   order.push_back(lane_loop);
+  if (!warp_loop.empty()) order.push_back(warp_loop);
   order.insert(order.end(), block_loops.begin(), block_loops.end());
   steps.push_back(ReorderStep{o, order});
   std::string blocks = block_loops.front();
@@ -184,6 +236,7 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
   }
   steps.push_back(BindStep{o, blocks, GpuAxis::Block, 0});
   steps.push_back(BindStep{o, lane_loop, GpuAxis::Lane, 0});
+  if (!warp_loop.empty()) steps.push_back(BindStep{o, warp_loop, GpuAxis::Thread, 1});
   for (size_t i = 0; i < register_loops.size(); ++i) {
     if (i == 0 && regs[lane] > 1 && vector) steps.push_back(VectorizeStep{o, register_loops[i], std::nullopt});
     else steps.push_back(UnrollStep{o, register_loops[i], std::nullopt});
@@ -210,10 +263,19 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
     std::vector<std::string> inner;  // register loops, then the reduction inside the lanes
     if (!reg_var.empty()) inner.push_back(reg_var);
     std::vector<std::string> unrolled;
+    std::string warp_var;
     for (size_t a = 0; a < n; ++a)
       if (static_cast<int>(a) != lane) {
-        inner.push_back(anchor.pure_axes[a].name);
-        if (regs[a] > 1) unrolled.push_back(anchor.pure_axes[a].name);
+        std::string name = anchor.pure_axes[a].name;
+        if (static_cast<int>(a) == warp_axis && warps > 1) {
+          warp_var = stage_names.fresh(name + "_warp");
+          const std::string reg = stage_names.fresh(name + "_reg");
+          steps.push_back(SplitStep{stage, name, warp_var, reg, regs[a],
+                                    update < 0 ? TailStrategy::ShiftInwards : TailStrategy::RoundUp});
+          name = reg;
+        }
+        inner.push_back(name);
+        if (regs[a] > 1) unrolled.push_back(name);
       }
     std::string stage_loop;
     if (update == 0) {
@@ -225,15 +287,17 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
     }
     std::vector<std::string> stage_order = inner;
     stage_order.push_back(lane_var);
+    if (!warp_var.empty()) stage_order.push_back(warp_var);
     if (!stage_loop.empty()) stage_order.push_back(stage_loop);
     steps.push_back(ReorderStep{stage, stage_order});
     steps.push_back(BindStep{stage, lane_var, GpuAxis::Lane, 0});
+    if (!warp_var.empty()) steps.push_back(BindStep{stage, warp_var, GpuAxis::Thread, 1});
     if (!reg_var.empty()) {
       if (vector) steps.push_back(VectorizeStep{stage, reg_var, std::nullopt});
       else steps.push_back(UnrollStep{stage, reg_var, std::nullopt});
     }
     for (const std::string &u : unrolled) steps.push_back(UnrollStep{stage, u, std::nullopt});
-    if (update == 0) steps.push_back(CacheInputsStep{stage, stage_loop});
+    if (update == 0) steps.push_back(CacheInputsStep{stage, stage_loop, warps, load_vector});
   }
   return steps;
 }

@@ -227,7 +227,7 @@ TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CP
     const std::vector<Tensor> want = run_cpu_default(task, inputs);
     const std::vector<Schedule> defaults = default_gpu_sketch_schedules(task.compute, target);
     REQUIRE(defaults.size() == 2);  // the built-in gpu_tile one, then the warp tile's
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 6; ++i) {
       const Schedule s = i == 0 ? defaults[1] : sample_gpu_schedule(task.compute, sketches[1], target, rng);
       const std::string text = to_text(s);
       INFO(text);
@@ -236,7 +236,9 @@ TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CP
       auto tree = check_gpu_schedule(task.compute, s, target);
       REQUIRE(tree.ok());
       const GpuLaunchShape shape = gpu_launch_shape(tree.value());
-      CHECK(shape.max_threads_per_block == 32);  // one warp per block
+      // One warp per block, or (the matmul) up to four along the rows.
+      CHECK(shape.max_threads_per_block % 32 == 0);
+      CHECK(shape.max_threads_per_block <= (kind == "matmul" ? 128 : 32));
       CHECK(shape.max_register_bytes / 4 <= 64);  // the block tile striped over the lanes
       check_on_host(task, s, inputs, want);
       auto ptx = compile_task_to_ptx(task, &s, kCuda86);
@@ -255,6 +257,40 @@ TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CP
       }
     }
   }
+}
+
+TEST_CASE("a warp tile of four warps shares its staged tiles: host replay equals the CPU, vector loads in PTX",
+          "[gpu][warp]") {
+  const GpuTargetDesc target = gpu_target_for_capability(90);
+  Task task = benchmark_task("matmul", "128x256x64", true);
+  const std::vector<Sketch> sketches = generate_gpu_sketches(task.compute, target);
+  REQUIRE(sketches.size() == 2);
+  SketchChoices choices = default_gpu_choices(task.compute, sketches[1], target);
+  std::string warps_param;
+  for (const SketchParam &p : sketches[1].params)
+    if (p.name.find(".warp.warps") != std::string::npos) warps_param = p.name;
+  REQUIRE(!warps_param.empty());
+  CHECK(choices[warps_param] == 1);  // the default: one warp
+  choices[warps_param] = 4;
+  for (auto &[name, value] : choices)
+    if (name.find(".warp.register.") != std::string::npos && value == 8) value = 4;  // 4 x 4 x 4 warps
+  auto schedule = build_gpu_sketch_schedule(task.compute, sketches[1], target, choices);
+  INFO((schedule.ok() ? std::string() : schedule.error().message));
+  REQUIRE(schedule.ok());
+  const std::string text = to_text(schedule.value());
+  INFO(text);
+  CHECK(text.find("gpu_thread 1") != std::string::npos);
+  auto tree = check_gpu_schedule(task.compute, schedule.value(), target);
+  INFO((tree.ok() ? std::string() : tree.error().message));
+  REQUIRE(tree.ok());
+  CHECK(gpu_launch_shape(tree.value()).max_threads_per_block == 128);
+  const std::vector<Tensor> inputs = task_inputs(task, 4);
+  check_on_host(task, schedule.value(), inputs, run_cpu_default(task, inputs));
+  auto ptx = compile_task_to_ptx(task, &schedule.value(), kCuda86);
+  INFO((ptx.ok() ? std::string() : ptx.error().message));
+  REQUIRE(ptx.ok());
+  CHECK(ptx->find("ld.shared.v4.f32") != std::string::npos);  // A's rows stored k-major
+  CHECK(ptx->find("%tid.y") != std::string::npos);              // the warps
 }
 
 TEST_CASE("the GPU search space proposes and mutates only schedules the device can run", "[gpu][search]") {

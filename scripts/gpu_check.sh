@@ -18,8 +18,8 @@
 # Everything lands in $OUT (default ./gpu_out): gpu_check.log (every stage's output),
 # stages.txt, rows.jsonl, gpu.md (the table), gpu.db (the tuning records). Sizes and budgets
 # come from the environment (seconds): MATMUL_TRIALS MATMUL_BUDGET CONV_TRIALS CONV_BUDGET
-# MODEL_TRIALS MODEL_BUDGET, STAGES (a comma list, default all) and CHECK_BUNDLE (0: skip the
-# bundle's ldd check, ~10 s). Never interactive.
+# MODEL_TRIALS MODEL_BUDGET, STAGES (a comma list, default all), CHECK_BUNDLE (0: skip the
+# bundle's ldd check, ~10 s) and SEED_DB (a tuning database to start from). Never interactive.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,6 +100,10 @@ db=$work/gpu.db
 models=$work/models
 rows=$out/rows.jsonl
 : > "$rows"
+# SEED_DB: a database of an earlier call on the same kind of GPU, copied in first, so that
+# tuning goes on from its records instead of starting again.
+rm -f "$db"
+if [ -n "${SEED_DB:-}" ]; then cp "$SEED_DB" "$db" && chmod u+w "$db" && echo "tuning database seeded from $SEED_DB" | tee -a "$log"; fi
 export repo bundle work python tessel db models rows
 export -f setup_env
 

@@ -67,20 +67,19 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
   for (int64_t t : {1, 2, 4})
     if (out->pure_axes[lane].extent % (kWarpTileLanes * t) == 0) lane_tiles.push_back(t);
   add(register_param(*out, lane), ParamKind::RegisterTile, lane_tiles);
-  for (int a : register_axes(*out, lane))
-    add(register_param(*out, a), ParamKind::RegisterTile, divisors_up_to(out->pure_axes[a].extent, 16));
+  // Up to 32 along the first other axis: a 2 x 32 tile reads 96 operand words per 64 FMAs
+  // from L2, against 144 for 4 x 16 (the warp's only reuse is its own register tile).
+  bool first_other = true;
+  for (int a : register_axes(*out, lane)) {
+    add(register_param(*out, a), ParamKind::RegisterTile, divisors_up_to(out->pure_axes[a].extent, first_other ? 32 : 16));
+    first_other = false;
+  }
   add(anchor_name + ".warp.reduce." + r.back().name, ParamKind::ReductionSplit, stage_sizes(r.back().extent));
   add(anchor_name + ".warp.vector", ParamKind::VectorWidth, {0, 1});
-  // Several warps per block only along an axis outside the lane axis in storage (axes are
-  // listed innermost first): Halide 14 stripes the accumulator over the lanes only when the
-  // lane index has the smallest stride of the thread indices.
-  const std::vector<int> others = register_axes(*out, lane);
-  if (!others.empty() && others.front() > lane) {
-    std::vector<int64_t> warps;
-    for (int64_t w : {1, 2, 4})
-      if (out->pure_axes[others.front()].extent % w == 0) warps.push_back(w);
-    add(anchor_name + ".warp.warps", ParamKind::ThreadTile, warps);
-  }
+  // Not offered: several warps per block (ANCHOR.warp.warps, which write_warp_tile takes).
+  // Halide 14 then keeps the block's accumulator tile in local memory indexed by the warp,
+  // not in registers: measured on an H100, 4096^3 took 7.2 ms with 2 or 4 warps against
+  // 5.6 ms with one (bench/results/gpu.md).
   add(anchor_name + ".warp.load_vector", ParamKind::VectorWidth, {1, 4});
   return sketch;
 }
@@ -119,8 +118,9 @@ SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch,
     for (const SketchParam &p : sketch.params) {
       int64_t v = 1;
       if (p.kind == ParamKind::RegisterTile) {
-        // Defaults: 4 along the lane axis (its parameter comes first), 8 along the next.
-        v = draw(p.values, largest_up_to(p.values, registers_seen == 0 ? 4 : registers_seen == 1 ? 8 : 1));
+        // Defaults: 2 along the lane axis (its parameter comes first), 16 along the next:
+        // the best of 113 measured 4096^3 schedules on an H100 (bench/results/gpu.md).
+        v = draw(p.values, largest_up_to(p.values, registers_seen == 0 ? 2 : registers_seen == 1 ? 16 : 1));
         accumulators *= v;
         ++registers_seen;
       } else if (p.kind == ParamKind::ReductionSplit) {

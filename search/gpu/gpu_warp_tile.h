@@ -2,19 +2,25 @@
 // The "gpu_warp_tile" sketch: one warp per block, operands staged in shared memory.
 //
 // An output with an anchor is tiled so that a block is a single warp: 32 lanes along the
-// output's first axis that 32 divides, each lane with a register tile (up to 4 along the
-// lane axis, up to 16 along each of two other axes). The anchor is computed once per block
-// and kept in registers (Halide 14 promotes a block-level buffer to registers only when it
-// is indexed by gpu_lanes, one stripe per lane: hence one warp per block). Its reduction's
-// outermost variable is split into stages of KT; at each stage every operand tile the
-// block reads is copied into shared memory by the warp's threads together (cache_inputs),
-// then the lanes run the stage's FMAs from shared memory and registers. Halide inserts the
-// block barriers: the copies are bound to gpu_threads, which it fences, not gpu_lanes.
+// output's first axis that 32 divides (axes are listed innermost first), each lane with a
+// register tile (up to 4 along the lane axis, up to 32 along the next axis with more than
+// one element, up to 16 along a third). The anchor is computed once per block and kept in
+// registers (Halide 14 promotes a block-level buffer to registers only when it is indexed
+// by gpu_lanes, one stripe per lane: hence one warp per block; with several warps, bound to
+// a second thread dimension, the buffer lands in local memory). Its reduction's outermost
+// variable is split into stages of KT; at each stage every operand tile the block reads is
+// copied into shared memory by the block's threads together (cache_inputs, float4 loads),
+// stored with its reduction-only dimensions outermost so that one reduction step's operand
+// words sit side by side (a matmul's A column is read by ld.shared.v4 broadcasts), then
+// the lanes run the stage's FMAs from shared memory and registers. Halide inserts the block
+// barriers: the copies are bound to gpu_threads, which it fences, not gpu_lanes.
 //
 // Parameters (names as the features see them): OUT.warp.register.AXIS for the lane axis and
-// two others, ANCHOR.warp.reduce.R (KT) for the outermost reduction variable R, and
+// two others, ANCHOR.warp.reduce.R (KT) for the outermost reduction variable R,
 // ANCHOR.warp.vector (1: the lane axis' register tile is a vector, float2/float4 loads and
-// stores).
+// stores) and ANCHOR.warp.load_vector (elements per thread in the cooperative loads). The
+// writer also takes ANCHOR.warp.warps (warps along the second register axis), which the
+// search does not draw.
 #include <optional>
 #include <random>
 #include <string>
@@ -38,7 +44,7 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
                                             const std::string &anchor);
 
 /// Values for the sketch's parameters within the register budget; the default (no rng): a
-/// 4-wide lane tile, 8 along the next axis, KT 16, vectors on.
+/// 2-wide lane tile, 16 along the next axis, KT 16, vectors on, float4 cooperative loads.
 SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
                                std::mt19937_64 *rng);
 

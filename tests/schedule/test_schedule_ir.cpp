@@ -65,6 +65,9 @@ Schedule every_kind_of_step() {
   add(StoreInStep{"acc", MemoryKind::GpuShared});
   add(RfactorStep{acc_u0, "acc_part", {{"k$x", "u"}}});
   add(RfactorStep{sum_u1, "sum_part", {{"r$x", "u"}, {"r$y", "v"}}});
+  add(CacheInputsStep{acc_u0, "k_o"});
+  add(CacheInputsStep{acc_u0, "k_o", 4});
+  add(CacheInputsStep{acc_u0, "k_o", 1, 4});
   return s;
 }
 
@@ -96,6 +99,9 @@ store_in acc heap
 store_in acc gpu_shared
 rfactor acc.u0 acc_part k$x:u
 rfactor sum.u1 sum_part r$x:u r$y:v
+cache_inputs acc.u0 k_o
+cache_inputs acc.u0 k_o 4
+cache_inputs acc.u0 k_o 1 4
 )";
 
 /// The tiled matmul schedule of DESIGN.md's hand schedule: 32x8 tiles of out run in
@@ -231,6 +237,9 @@ TEST_CASE("schedule parse errors name the line and what is wrong", "[schedule]")
       {v1 + "bind out x gpu_warp 0\n", "GPU axis 'gpu_warp' is not gpu_block, gpu_thread or gpu_lane"},
       {v1 + "store_in acc disk\n", "memory 'disk' is not register, stack, heap or gpu_shared"},
       {v1 + "rfactor acc.u0 part k\n", "'k' is not RVAR:VAR"},
+      {v1 + "cache_inputs acc.u0 k_o 0\n", "warps 0 is not in 1..32"},
+      {v1 + "cache_inputs acc.u0 k_o 1 3\n", "load vector 3 is not 1, 2 or 4"},
+      {v1 + "cache_inputs acc.u0 k_o 1 4 2\n", "cache_inputs takes cache_inputs STAGE VAR [WARPS [VECTOR]]"},
       {v1 + "rfactor acc.u0 part k:\n", "'k:' is not RVAR:VAR with valid names"},
       {v1 + "compute_at acc out.u0\n", "compute_at takes compute_at FUNC CONSUMER_STAGE VAR"},
       {v1 + "split out x x-o x_i 4 auto\n", "outer var 'x-o' is not a valid name"},

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "HalideRuntime.h"
+#include "base/path_inside.h"
 #include "base/spin_pool.h"
 #include "base/version.h"
 #include "deploy/artifact_manifest.h"
@@ -88,28 +89,19 @@ std::string join_path(const std::string &dir, const std::string &name) {
   return dir + "/" + name;
 }
 
-/// Reads exactly `size` bytes of the file at `path` into `destination`.
-Result<void> read_exactly(const std::string &path, uint8_t *destination, size_t size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": cannot open: " + std::strerror(errno));
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::read(fd, destination + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      return make_error(path + ": " + (n == 0 ? std::string("file shrank while being read") : std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return {};
+/// Reads exactly `size` bytes of `relative`, inside the artifact `directory`, into
+/// `destination`. open_inside follows no symbolic link: a file swapped for one after
+/// check_file() looked at it is refused here, not read.
+Result<void> read_exactly(const std::string &directory, const std::string &relative, uint8_t *destination, size_t size) {
+  const std::string path = join_path(directory, relative);
+  Result<OwnedFd> fd = open_inside(directory, relative, "artifact file");
+  if (!fd.ok()) return fd.error();
+  return read_exactly_at(fd.value(), 0, destination, size, path);
 }
 
-Result<std::string> read_file(const std::string &path, size_t expected_size) {
+Result<std::string> read_file(const std::string &directory, const std::string &relative, size_t expected_size) {
   std::string data(expected_size, '\0');
-  if (Result<void> r = read_exactly(path, reinterpret_cast<uint8_t *>(data.data()), expected_size); !r.ok())
+  if (Result<void> r = read_exactly(directory, relative, reinterpret_cast<uint8_t *>(data.data()), expected_size); !r.ok())
     return r.error();
   return data;
 }
@@ -217,7 +209,7 @@ struct Module::Impl {
   Result<void> check_file(const ArtifactFile &file, const char *role);
   /// The file, with every symbolic link resolved, lies inside the artifact directory.
   Result<void> check_inside(const std::string &full) const;
-  Result<void> open_library(const std::string &file, const ModuleOptions &options);
+  Result<void> open_library(const std::string &file, const OwnedFd &fd, const ModuleOptions &options);
   Result<void> check_plan_fits(const ExecutionPlan &plan) const;
   Result<void> build_steps(const ExecutionPlan &plan);
   /// How many of kernel step k's arguments it writes, from the kernel's Halide metadata.
@@ -291,11 +283,20 @@ Result<void> Module::Impl::check_file(const ArtifactFile &file, const char *role
   return {};
 }
 
-Result<void> Module::Impl::open_library(const std::string &file, const ModuleOptions &options) {
+Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &fd, const ModuleOptions &options) {
   char resolved[PATH_MAX];
   if (!::realpath(file.c_str(), resolved)) return make_error(file + ": " + std::strerror(errno));
   struct stat st;
-  if (::stat(resolved, &st) != 0) return make_error(file + ": " + std::strerror(errno));
+  if (::fstat(fd.get(), &st) != 0) return make_error(file + ": " + std::strerror(errno));
+  // Loaded through the descriptor open_inside() checked (its /proc name), not by path: a
+  // kernels.so swapped after the check is never loaded. Without /proc, the path is loaded
+  // only if it still names the same file.
+  const std::string by_descriptor = "/proc/self/fd/" + std::to_string(fd.get());
+  struct stat named;
+  const bool through_proc = ::stat(by_descriptor.c_str(), &named) == 0 && named.st_ino == st.st_ino && named.st_dev == st.st_dev;
+  if (!through_proc && (::stat(resolved, &named) != 0 || named.st_ino != st.st_ino || named.st_dev != st.st_dev))
+    return make_error(file + ": changed while the artifact was being loaded");
+  const char *load_path = through_proc ? by_descriptor.c_str() : resolved;
 
   std::lock_guard<std::mutex> lock(library_mutex());
   auto known = loaded_libraries().find(resolved);
@@ -315,7 +316,7 @@ Result<void> Module::Impl::open_library(const std::string &file, const ModuleOpt
     loaded_libraries().erase(known);
   }
   dlerror();
-  void *handle = ::dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
+  void *handle = ::dlopen(load_path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
     return make_error(file + ": cannot load the kernels: " + (why ? why : "dlopen failed"));
@@ -503,7 +504,7 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
     return make_error(manifest_path + ": " + (errno == ENOENT ? std::string("missing (not a tessel artifact?)") : std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
     return make_error(manifest_path + ": not a regular file" + (S_ISLNK(st.st_mode) ? " (a symbolic link)" : ""));
-  Result<std::string> text = read_file(manifest_path, static_cast<size_t>(st.st_size));
+  Result<std::string> text = read_file(path, "manifest.json", static_cast<size_t>(st.st_size));
   if (!text.ok()) return text.error();
   manifest_text = std::move(text).value();
   Result<ArtifactManifest> parsed = parse_manifest(manifest_text);
@@ -523,7 +524,7 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
     return {};
   };
 
-  Result<std::string> plan_text = read_file(join_path(path, manifest.plan.path), static_cast<size_t>(manifest.plan.bytes));
+  Result<std::string> plan_text = read_file(path, manifest.plan.path, static_cast<size_t>(manifest.plan.bytes));
   if (!plan_text.ok()) return plan_text.error();
   if (Result<void> r = check_hash(manifest.plan, plan_text.value().data(), plan_text.value().size()); !r.ok()) return r;
   Result<ExecutionPlan> plan = parse_plan(plan_text.value());
@@ -556,11 +557,12 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
     // Read straight into huge pages, so that no second copy is ever resident.
     if (!weights_copy.allocate(weights_size))
       return fail("cannot allocate " + std::to_string(weights_size) + " bytes for the weights: " + std::strerror(errno));
-    if (Result<void> r = read_exactly(weights_path, weights_copy.data(), weights_size); !r.ok()) return r;
+    if (Result<void> r = read_exactly(path, manifest.weights.path, weights_copy.data(), weights_size); !r.ok()) return r;
     weights = weights_copy.data();
   } else if (weights_size > 0) {
-    int fd = ::open(weights_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return make_error(weights_path + ": cannot open: " + std::strerror(errno));
+    Result<OwnedFd> weights_file = open_inside(path, manifest.weights.path, "artifact file");
+    if (!weights_file.ok()) return weights_file.error();
+    const int fd = weights_file.value().get();
     // A readable page on either side, as HugePageBuffer leaves (Halide may read a few bytes
     // past a buffer's edge): the file is mapped into the middle of a reserved region.
     const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -570,7 +572,6 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
                                      : ::mmap(static_cast<uint8_t *>(region) + page, weights_size, PROT_READ,
                                               MAP_PRIVATE | MAP_FIXED, fd, 0);
     int err = errno;
-    ::close(fd);
     if (region != MAP_FAILED) {
       weights_mapping = region;
       weights_mapping_bytes = reserved;
@@ -580,14 +581,18 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   }
   if (Result<void> r = check_hash(manifest.weights, weights, weights_size); !r.ok()) return r;
 
-  // kernels.so: hashed from the file, then opened.
+  // kernels.so: opened once, hashed from that descriptor, then loaded through it, so the
+  // file hashed is the file loaded.
   const std::string kernels_path = join_path(path, manifest.kernels.path);
+  Result<OwnedFd> kernels_file = open_inside(path, manifest.kernels.path, "artifact file");
+  if (!kernels_file.ok()) return kernels_file.error();
   if (options.verify_hashes) {
-    Result<std::string> bytes = read_file(kernels_path, static_cast<size_t>(manifest.kernels.bytes));
-    if (!bytes.ok()) return bytes.error();
-    if (Result<void> r = check_hash(manifest.kernels, bytes.value().data(), bytes.value().size()); !r.ok()) return r;
+    std::string bytes(static_cast<size_t>(manifest.kernels.bytes), '\0');
+    if (Result<void> r = read_exactly_at(kernels_file.value(), 0, bytes.data(), bytes.size(), kernels_path); !r.ok())
+      return r;
+    if (Result<void> r = check_hash(manifest.kernels, bytes.data(), bytes.size()); !r.ok()) return r;
   }
-  if (Result<void> r = open_library(kernels_path, options); !r.ok()) return r;
+  if (Result<void> r = open_library(kernels_path, kernels_file.value(), options); !r.ok()) return r;
 
   // The arena, once, aligned; at least one line so no buffer's host pointer is null (Halide
   // would take a null host for a bounds query).

@@ -43,24 +43,23 @@ static Result<std::string> read_external_data(const onnx::TensorProto &proto,
                         "' is not a non-negative integer");
     (entry.key() == "offset" ? offset : length) = *value;
   }
-  // Symbolic links included: nothing outside the model's folder is read.
-  auto path = resolve_inside(base_dir.empty() ? "." : base_dir, location, label + ": external data file");
-  if (!path.ok()) return path.error();
-  std::ifstream file(path.value(), std::ios::binary);
-  if (!file) return make_error(label + ": cannot open external data file " + path.value());
+  // Nothing outside the model's folder is read, through a symbolic link neither; the file
+  // checked is the file read (open_inside).
+  const std::string folder = base_dir.empty() ? "." : base_dir;
+  Result<OwnedFd> file = open_inside(folder, location, label + ": external data file");
+  if (!file.ok()) return file.error();
+  const std::string shown = folder + "/" + location;
   if (length < 0) length = static_cast<int64_t>(expected);
   if (static_cast<uint64_t>(length) != expected)
     return make_error(label + ": external data length " + std::to_string(length) + " does not match the " +
                       std::to_string(expected) + " bytes of its type and shape");
-  file.seekg(0, std::ios::end);
-  const int64_t size = static_cast<int64_t>(file.tellg());
-  if (offset > size || length > size - offset)
-    return make_error(label + ": external data file " + path.value() + " is shorter than offset+length");
+  Result<int64_t> size = file_size(file.value(), shown);
+  if (!size.ok()) return size.error();
+  if (offset > size.value() || length > size.value() - offset)
+    return make_error(label + ": external data file " + shown + " is shorter than offset+length");
   std::string bytes(static_cast<size_t>(length), '\0');
-  file.seekg(offset);
-  file.read(bytes.data(), length);
-  if (file.gcount() != length)
-    return make_error(label + ": external data file " + path.value() + " is shorter than offset+length");
+  if (Result<void> r = read_exactly_at(file.value(), offset, bytes.data(), bytes.size(), shown); !r.ok())
+    return make_error(label + ": external data file " + r.error().message);
   return bytes;
 }
 

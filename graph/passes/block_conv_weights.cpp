@@ -35,10 +35,12 @@ bool blockable(const GraphRewriter &rw, int n) {
   const int w = ins[1];
   if (!g.is_constant(w) || rw.is_pinned(w) || rw.sole_reader(w) != n) return false;
   const Tensor &value = *g.tensors[w].constant;
-  if (value.dtype() != DType::Float32 || value.rank() != 4) return false;
+  if (value.dtype() != DType::Float32 || (value.rank() != 4 && value.rank() != 5)) return false;
   if (node.attributes.get_int("group", 1) != 1) return false;
   const Shape &s = value.shape();
-  return s[0] % kConvWeightBlock == 0 && s[2] * s[3] > 1 && s[1] * s[2] * s[3] >= kMinBlockedReduction;
+  int64_t taps = 1;
+  for (size_t d = 2; d < s.size(); ++d) taps *= s[d];
+  return s[0] % kConvWeightBlock == 0 && taps > 1 && s[1] * taps >= kMinBlockedReduction;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Weight layout for the CPU convolution kernels that vectorize along output channels: a
-// spatial Conv's weight [M, C, KH, KW] is stored as [M/16, C, KH, KW, 16], so the 16 output
+// spatial Conv's weight [M, C, KH, KW] ([M, C, KT, KH, KW] in 3-D) is stored as
+// [M/16, C, KH, KW, 16] ([M/16, C, KT, KH, KW, 16]), so the 16 output
 // channels one vector covers are adjacent for every (input channel, tap). Vectorizing along
 // channels instead of along the output row keeps every lane busy on short rows (the 14x14
 // and 7x7 layers of a ResNet fill a 16-lane row vector by 88% and 44%) and reads each
@@ -45,7 +46,7 @@ std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked
 constexpr int64_t kMinBlockedReduction = 128;
 
 /// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no
-/// other node, 2 spatial axes with more than one tap (1x1 convolutions are matrix
+/// other node, 2 or 3 spatial axes with more than one tap in all (1x1 convolutions are matrix
 /// products that flatten_pointwise_conv serves; blocking MobileNet-V2's 7x7 ones measured
 /// within 7% either way), at least kMinBlockedReduction products per output and a multiple
 /// of 16 output channels.

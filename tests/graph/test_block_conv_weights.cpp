@@ -110,3 +110,29 @@ TEST_CASE("block_conv_weights leaves convolutions it cannot block as they are", 
       .output("y");
   CHECK(conv_weight(blocked_graph(shared.g)).shape() == Shape{16, 16, 3, 3});
 }
+
+TEST_CASE("block_conv_weights blocks 3-D convolutions too: (3,3,3), (1,3,3), (3,1,1) and strided", "[passes][block_conv]") {
+  std::mt19937 rng(24);
+  // mc3_18 and r2plus1d_18 use these: 3-D kernels, and the (1,3,3) spatial and (3,1,1)
+  // temporal halves of a (2+1)-D block.
+  struct Case {
+    Shape kernel;
+    std::vector<int64_t> strides;
+  };
+  for (const Case &c : std::vector<Case>{{{3, 3, 3}, {1, 1, 1}}, {{1, 3, 3}, {1, 2, 2}}, {{3, 1, 1}, {1, 1, 1}}}) {
+    INFO(shape_to_string(c.kernel));
+    std::vector<int64_t> pads;
+    for (int side = 0; side < 2; ++side)
+      for (int64_t k : c.kernel) pads.push_back(k / 2);
+    Builder b;
+    b.input("x", Shape{1, 48, 3, 7, 6})
+        .constant("w", random_uniform({32, 48, c.kernel[0], c.kernel[1], c.kernel[2]}, rng))
+        .constant("bias", random_uniform({32}, rng))
+        .node("Conv", {"x", "w", "bias"}, "y", make_attributes({{"pads", pads}, {"strides", c.strides}}))
+        .output("y");
+    const Graph out = blocked_graph(b.g);
+    CHECK(conv_weight(out).shape() == Shape{2, 48, c.kernel[0], c.kernel[1], c.kernel[2], 16});
+    CHECK(conv_weight_block(conv_node(out)) == 16);
+    check_same_on_random_x(b.g, out, rng);
+  }
+}

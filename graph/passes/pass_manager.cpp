@@ -8,6 +8,7 @@
 #include "graph/passes/flatten_pointwise_conv.h"
 #include "graph/passes/fold_batch_norm.h"
 #include "graph/passes/fold_bias.h"
+#include "graph/passes/prune_conv_taps.h"
 #include "graph/passes/pack_weights.h"
 #include "graph/passes/simplify_algebra.h"
 #include "graph/passes/winograd_conv.h"
@@ -72,6 +73,7 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate) {
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       {"fold_batch_norm", fold_batch_norm},
       {"fold_bias", fold_bias},
+      {"prune_conv_taps", prune_conv_taps},
       {"eliminate_dead_code", eliminate_dead_code},
   };
 }

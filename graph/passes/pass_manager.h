@@ -34,7 +34,7 @@ struct PassOptions {
 Result<Graph> run_passes(Graph graph, const std::vector<GraphPass> &passes, const PassOptions &options = {});
 
 /// The standard pipeline, in its fixed order: fold_constants, simplify_algebra,
-/// eliminate_common_subexpressions, fold_batch_norm, fold_bias, eliminate_dead_code.
+/// eliminate_common_subexpressions, fold_batch_norm, fold_bias, prune_conv_taps, eliminate_dead_code.
 /// Target-neutral: every pass keeps the ops' semantics and weight layouts.
 std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate);
 

@@ -541,7 +541,7 @@ TEST_CASE("run_passes prints after each pass, skips by name and rejects unknown 
   const auto passes = default_passes(make_constant_evaluator());
   CHECK(pass_order_text(passes) ==
         "fold_constants -> simplify_algebra -> eliminate_common_subexpressions -> fold_batch_norm -> fold_bias -> "
-        "eliminate_dead_code");
+        "prune_conv_taps -> eliminate_dead_code");
 
   std::ostringstream log;
   PassOptions options;

@@ -70,6 +70,15 @@ inline int count_ops(const Graph &g, const std::string &op) {
   return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node &n) { return n.op_type == op; }));
 }
 
+/// The first node of `op` in g, and its index (a test failure when there is none).
+inline int first_node_index(const Graph &g, const std::string &op) {
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    if (g.nodes[n].op_type == op) return static_cast<int>(n);
+  FAIL("no " << op << " node");
+  return -1;
+}
+inline const Node &first_node(const Graph &g, const std::string &op) { return g.nodes[first_node_index(g, op)]; }
+
 /// The graph after `pass` alone (types inferred before and after); the pass must succeed.
 inline Graph after_pass(const Graph &g, const GraphPass &pass) {
   auto out = run_passes(g, {pass});

@@ -30,19 +30,7 @@ Builder conv_graph(int64_t c, int64_t m, int64_t k, int64_t group, std::mt19937 
   return b;
 }
 
-const Node &conv_node(const Graph &g) {
-  for (const Node &n : g.nodes)
-    if (n.op_type == "Conv") return n;
-  FAIL("no Conv");
-  return g.nodes.front();
-}
-
-const Tensor &conv_weight(const Graph &g) {
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    if (g.nodes[n].op_type == "Conv") return *g.tensors[g.node_inputs[n][1]].constant;
-  FAIL("no Conv");
-  return *g.tensors.front().constant;
-}
+const Tensor &conv_weight(const Graph &g) { return *g.tensors[g.node_inputs[first_node_index(g, "Conv")][1]].constant; }
 
 /// Same outputs before and after, on a random x.
 void check_same_on_random_x(const Graph &before, const Graph &after, std::mt19937 &rng) {
@@ -57,8 +45,8 @@ TEST_CASE("block_conv_weights stores a 3x3 conv's weight as [M/16, C, 3, 3, 16]"
   const Graph out = blocked_graph(b.g);
   const Tensor &w = conv_weight(out);
   REQUIRE(w.shape() == Shape{2, 16, 3, 3, 16});
-  CHECK(conv_weight_block(conv_node(out)) == 16);
-  CHECK(conv_node(out).attributes.get_ints("kernel_shape", {}) == std::vector<int64_t>{3, 3});
+  CHECK(conv_weight_block(first_node(out, "Conv")) == 16);
+  CHECK(first_node(out, "Conv").attributes.get_ints("kernel_shape", {}) == std::vector<int64_t>{3, 3});
   // Output channel m, input channel c, tap (ky, kx) sits at [m / 16, c, ky, kx, m % 16].
   const Tensor &original = *b.g.tensors[b.g.find_tensor("w")].constant;
   const float *src = original.data_as<float>(), *dst = w.data_as<float>();
@@ -98,7 +86,7 @@ TEST_CASE("block_conv_weights leaves convolutions it cannot block as they are", 
     Builder b = conv_graph(c, m, k, group, rng);
     const Graph out = blocked_graph(b.g);
     CHECK(conv_weight(out).shape() == Shape{m, c / group, k, k});
-    CHECK(conv_weight_block(conv_node(out)) == 1);
+    CHECK(conv_weight_block(first_node(out, "Conv")) == 1);
   }
   // A weight two convolutions share stays as it is: blocking it for one would copy it.
   Builder shared;
@@ -132,7 +120,7 @@ TEST_CASE("block_conv_weights blocks 3-D convolutions too: (3,3,3), (1,3,3), (3,
         .output("y");
     const Graph out = blocked_graph(b.g);
     CHECK(conv_weight(out).shape() == Shape{2, 48, c.kernel[0], c.kernel[1], c.kernel[2], 16});
-    CHECK(conv_weight_block(conv_node(out)) == 16);
+    CHECK(conv_weight_block(first_node(out, "Conv")) == 16);
     check_same_on_random_x(b.g, out, rng);
   }
 }

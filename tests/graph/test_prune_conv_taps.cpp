@@ -37,19 +37,7 @@ Builder conv_graph(const ConvCase &c, std::mt19937 &rng) {
   return b;
 }
 
-const Node &conv_node(const Graph &g) {
-  for (const Node &n : g.nodes)
-    if (n.op_type == "Conv") return n;
-  FAIL("no Conv");
-  return g.nodes.front();
-}
-
-Shape conv_weight_shape(const Graph &g) {
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    if (g.nodes[n].op_type == "Conv") return g.tensors[g.node_inputs[n][1]].type.shape;
-  FAIL("no Conv");
-  return {};
-}
+Shape conv_weight_shape(const Graph &g) { return g.tensors[g.node_inputs[first_node_index(g, "Conv")][1]].type.shape; }
 
 }  // namespace
 
@@ -60,7 +48,7 @@ TEST_CASE("prune_conv_taps: DeepLab's ASPP convs on a 12x12 map are 1x1 convs", 
     Builder b = conv_graph({{1, 8, 12, 12}, 16, {3, 3}, {d, d, d, d}, {d, d}, {1, 1}}, rng);
     const Graph out = pruned(b.g);
     CHECK(conv_weight_shape(out) == Shape{16, 8, 1, 1});
-    const Attributes &a = conv_node(out).attributes;
+    const Attributes &a = first_node(out, "Conv").attributes;
     CHECK(a.get_ints("pads", {}) == std::vector<int64_t>{0, 0, 0, 0});
     CHECK(a.get_ints("dilations", {}) == std::vector<int64_t>{1, 1});
     CHECK(a.get_ints("kernel_shape", {}) == std::vector<int64_t>{1, 1});

@@ -19,7 +19,7 @@ class GpuChooser {
       : compute_(compute), sketch_(sketch), target_(target), rng_(rng) {}
 
   SketchChoices run() {
-    if (sketch_.name == "gpu_warp_tile") return choose_warp_tile(compute_, sketch_, target_, rng_);
+    if (sketch_.name == "gpu_warp_tile") return choose_warp_tile(sketch_, target_, rng_);
     for (const FuncPlan &plan : sketch_.funcs) {
       const FuncDesc &f = *compute_.find(plan.func);
       switch (plan.rule) {

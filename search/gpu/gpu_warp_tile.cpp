@@ -84,8 +84,7 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
   return sketch;
 }
 
-SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
-                               std::mt19937_64 *rng) {
+SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target, std::mt19937_64 *rng) {
   auto draw = [&](const std::vector<int64_t> &values, int64_t fallback) {
     if (!rng || values.empty()) return fallback;
     return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(*rng)];
@@ -99,18 +98,6 @@ SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch,
   };
   SketchChoices choices;
   const int64_t budget = std::min<int64_t>(64, target.accumulator_budget());
-  // The warps split the register tile of the output's first axis after the lane axis.
-  std::string warps_param, split_param;
-  int64_t split_extent = 1;
-  for (const FuncPlan &plan : sketch.funcs) {
-    const FuncDesc *out = compute.find(plan.func);
-    if (plan.rule != FuncRule::GpuWarpTiledOutput || !out) continue;
-    const std::vector<int> others = register_axes(*out, lane_axis(*out));
-    if (others.empty() || !sketch.param(plan.partner + ".warp.warps")) continue;
-    warps_param = plan.partner + ".warp.warps";
-    split_param = register_param(*out, others.front());
-    split_extent = out->pure_axes[others.front()].extent;
-  }
   for (int attempt = 0; attempt < 64; ++attempt) {
     choices.clear();
     int64_t accumulators = 1;
@@ -125,20 +112,14 @@ SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch,
         ++registers_seen;
       } else if (p.kind == ParamKind::ReductionSplit) {
         v = draw(p.values, largest_up_to(p.values, 16));
-      } else if (p.name == warps_param) {
-        v = draw(p.values, 1);
-      } else if (p.name.size() > 12 && p.name.compare(p.name.size() - 12, 12, ".load_vector") == 0) {
-        v = draw(p.values, 4);
+      } else if (p.kind == ParamKind::VectorWidth) {
+        v = draw(p.values, p.values.empty() ? 1 : p.values.back());  // vectors on, float4 loads
       } else {
         v = draw(p.values, 1);
       }
       choices[p.name] = v;
     }
-    // Halide 14 allocates the block's whole accumulator tile in every lane's registers
-    // (indexed by the warp where there are several): the budget covers all the warps.
-    const int64_t warps = warps_param.empty() ? 1 : choices[warps_param];
-    const bool divides = split_param.empty() || split_extent % (choices[split_param] * warps) == 0;
-    if ((accumulators * warps <= budget && divides) || !rng) break;
+    if (accumulators <= budget || !rng) break;
   }
   return choices;
 }

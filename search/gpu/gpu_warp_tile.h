@@ -45,8 +45,7 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
 
 /// Values for the sketch's parameters within the register budget; the default (no rng): a
 /// 2-wide lane tile, 16 along the next axis, KT 16, vectors on, float4 cooperative loads.
-SketchChoices choose_warp_tile(const ComputeDesc &compute, const Sketch &sketch, const GpuTargetDesc &target,
-                               std::mt19937_64 *rng);
+SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target, std::mt19937_64 *rng);
 
 /// The steps of the sketch for `out` (rule GpuWarpTiledOutput) and its anchor.
 Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const FuncDesc &anchor,

@@ -70,6 +70,26 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
   return kernel;
 }
 
+Result<void> JitKernel::prepare_shared_runtime() {
+  static const Result<void> prepared = []() -> Result<void> {
+    install_halide_handlers();
+    try {
+      // The smallest pipeline that pulls in the whole shared runtime (buffers, errors,
+      // parallel loops); compiled, never run.
+      Halide::ImageParam input(Halide::Float(32), 1, "runtime_probe_input");
+      Halide::Func probe("runtime_probe");
+      Halide::Var x("x");
+      probe(x) = input(x);
+      probe.parallel(x);
+      probe.compile_jit(Halide::Target(Target{}.halide_target()));
+    } catch (const Halide::Error &e) {
+      return make_error(std::string("Halide failed to compile its runtime: ") + e.what());
+    }
+    return {};
+  }();
+  return prepared;
+}
+
 struct JitKernel::Bound::State {
   std::shared_ptr<JitKernel::State> kernel;
   Halide::ParamMap params;

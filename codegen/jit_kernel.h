@@ -18,6 +18,11 @@ class JitKernel {
   /// Compiles for the host. A Halide compile error is an Error, not an abort.
   static Result<JitKernel> compile(std::shared_ptr<NodePipeline> pipeline, const Target &target = {});
 
+  /// Compiles Halide's JIT runtime for the host now, once per process, without running
+  /// anything. A process's first compile pays for it (about 0.4 s, as much as a kernel), so a
+  /// parent that forks one worker per candidate calls this first and every worker inherits it.
+  static Result<void> prepare_shared_runtime();
+
   /// Runs with inputs positionally matching the node's inputs (nullptr for omitted ones)
   /// and writes into outputs, which must be allocated with the inferred types (one per
   /// node output; outputs the kernel does not compute are left untouched).

@@ -156,6 +156,7 @@ class Replay {
 
   void apply(size_t step_index, const ScheduleStep &step) {
     step_ = step_index;
+    region_memo_.clear();
     std::visit([this](const auto &s) { this->run(s); }, step);
   }
 
@@ -608,7 +609,13 @@ class Replay {
   /// An extent term of stage s of Func f, over the region f computes where it is placed.
   int64_t term_extent(int f, int s, int term) const;
   /// The region (per pure axis, innermost first) f computes at its compute site.
-  std::vector<int64_t> computed_region(int f) const { return region(f, compute_site(funcs_[f])); }
+  /// Memoized: extents ask for a Func's region once per loop and per consumer, recursively
+  /// up the compute_at chain, which made replay the tuner's search cost.
+  const std::vector<int64_t> &computed_region(int f) const {
+    if (region_memo_.size() != funcs_.size()) region_memo_.assign(funcs_.size(), std::nullopt);
+    if (!region_memo_[f]) region_memo_[f] = region(f, compute_site(funcs_[f]));
+    return *region_memo_[f];
+  }
 
   // ---- the tree ----
   std::vector<int64_t> region(int f, const Site &site) const;
@@ -619,6 +626,8 @@ class Replay {
 
   std::vector<FuncState> funcs_;  ///< producers before consumers
   size_t step_ = 0;
+  /// computed_region per Func; valid until the next step changes the state.
+  mutable std::vector<std::optional<std::vector<int64_t>>> region_memo_;
 };
 
 std::optional<StepFailure> Replay::check_placement(const FuncState &f, const Placement &p, const char *what) const {
@@ -741,7 +750,7 @@ int64_t Replay::extent_inside(int c, const Site &site, const std::string &axis) 
   for (size_t i = at; i < st.loops.size(); ++i) split_outside |= st.loops[i].origins.count(axis) > 0;
   if (!split_outside) {
     // The whole axis runs inside the site: as much of it as the Func computes where it is.
-    const std::vector<int64_t> own = computed_region(c);
+    const std::vector<int64_t> &own = computed_region(c);
     const std::vector<AxisDesc> &axes = funcs_[c].desc.pure_axes;
     for (size_t a = 0; a < axes.size(); ++a)
       if (axes[a].name == axis) return own[a];
@@ -782,7 +791,7 @@ int64_t Replay::loop_extent(int f, int s, int i) const {
 
 int64_t Replay::term_extent(int f, int s, int term) const {
   const FuncState &func = funcs_[f];
-  const std::vector<int64_t> region = computed_region(f);
+  const std::vector<int64_t> &region = computed_region(f);
   std::map<std::string, int64_t> axes;
   for (size_t a = 0; a < region.size(); ++a) axes[func.desc.pure_axes[a].name] = region[a];
   return func.stages[s].extent(term, axes);

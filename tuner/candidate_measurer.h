@@ -21,6 +21,9 @@ class CandidateMeasurer {
   virtual Result<std::vector<MeasureResult>> measure(const std::vector<Candidate> &candidates) = 0;
   /// Where measuring time went here (zero where others measure).
   virtual MeasurePhaseSeconds phase_seconds() const { return {}; }
+  /// The task's best median so far, measured where this measurer measures; candidates
+  /// clearly slower may then be timed with fewer runs. Ignored where others measure.
+  virtual void set_best_seconds(double) {}
 };
 
 /// Measures on this machine.
@@ -34,6 +37,7 @@ class LocalCandidateMeasurer : public CandidateMeasurer {
     return measurer_->measure(schedules);
   }
   MeasurePhaseSeconds phase_seconds() const override { return measurer_->phase_seconds(); }
+  void set_best_seconds(double seconds) override { measurer_->set_best_seconds(seconds); }
   Measurer &measurer() { return *measurer_; }
 
  private:

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+
+#include "base/parallel_for.h"
 
 #include "schedule/schedule_tree.h"
 #include "search/cpu/mutation.h"
@@ -50,54 +53,92 @@ size_t rank_biased_pick(size_t n, std::mt19937_64 &rng) {
   return std::min(n - 1, static_cast<size_t>(x * x * n));
 }
 
+/// Every distinct schedule the search considered, by hash, with its features; replay and
+/// features (most of the search's time) run on all cores.
+class CandidatePool {
+ public:
+  CandidatePool(const ComputeDesc &compute, const ScheduleSpace &space, int threads)
+      : compute_(compute), space_(space), threads_(threads) {}
+
+  /// The candidates of `schedules` (new ones added), in order; those that do not replay are
+  /// left out.
+  std::vector<Candidate> consider(const std::vector<Schedule> &schedules) {
+    std::vector<std::string> hashes(schedules.size());
+    std::vector<size_t> fresh;
+    std::set<std::string> fresh_hashes;
+    for (size_t i = 0; i < schedules.size(); ++i) {
+      hashes[i] = schedule_hash(schedules[i]);
+      if (!seen_.count(hashes[i]) && fresh_hashes.insert(hashes[i]).second) fresh.push_back(i);
+    }
+    std::vector<std::vector<float>> features(fresh.size());
+    parallel_for_each(static_cast<int>(fresh.size()), threads_, [&](int k) {
+      features[k] = candidate_features(compute_, schedules[fresh[k]], space_.parallelism());
+    });
+    for (size_t k = 0; k < fresh.size(); ++k)
+      seen_.emplace(hashes[fresh[k]], Candidate{schedules[fresh[k]], std::move(features[k]), 0});
+    std::vector<Candidate> result;
+    for (const std::string &hash : hashes) {
+      const Candidate &c = seen_.at(hash);
+      if (!c.features.empty()) result.push_back(c);
+    }
+    return result;
+  }
+
+  const std::map<std::string, Candidate> &seen() const { return seen_; }
+
+ private:
+  const ComputeDesc &compute_;
+  const ScheduleSpace &space_;
+  int threads_;
+  std::map<std::string, Candidate> seen_;  // features empty: does not replay
+};
+
+/// One generation's children of `population` (sorted best first): each drawn with its own
+/// generator seeded from `rng`, so the result does not depend on the thread count.
+std::vector<Schedule> breed(const ComputeDesc &compute, const ScheduleSpace &space,
+                            const std::vector<Candidate> &population, const SearchOptions &options,
+                            std::mt19937_64 &rng) {
+  std::vector<uint64_t> seeds(static_cast<size_t>(options.population));
+  for (uint64_t &seed : seeds) seed = rng();
+  std::vector<std::optional<Schedule>> children(seeds.size());
+  parallel_for_each(static_cast<int>(seeds.size()), options.threads, [&](int i) {
+    std::mt19937_64 own(seeds[i]);
+    std::uniform_real_distribution<double> u(0, 1);
+    const Candidate &parent = population[rank_biased_pick(population.size(), own)];
+    if (u(own) < options.crossover_fraction) {
+      const Candidate &other = population[rank_biased_pick(population.size(), own)];
+      children[i] = crossover(compute, parent.schedule, other.schedule, own);
+      if (children[i] && space.gpu() && !space.admits(compute, *children[i]).ok()) children[i].reset();
+    } else if (auto mutated = space.mutate(compute, parent.schedule, own); mutated.ok()) {
+      children[i] = mutated.value();
+    }
+  });
+  std::vector<Schedule> made;
+  for (std::optional<Schedule> &child : children)
+    if (child) made.push_back(std::move(*child));
+  return made;
+}
+
 }  // namespace
 
 std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const ScheduleSpace &space,
                                           const CostModel &model, const std::vector<Schedule> &seeds,
                                           const std::set<std::string> &measured, int batch,
                                           const SearchOptions &options, std::mt19937_64 &rng) {
-  std::map<std::string, Candidate> seen;  // by hash: every distinct schedule considered
-  auto consider = [&](const Schedule &s) -> Candidate * {
-    const std::string hash = schedule_hash(s);
-    auto it = seen.find(hash);
-    if (it != seen.end()) return &it->second;
-    std::vector<float> features = candidate_features(compute, s, space.parallelism());
-    if (features.empty()) return nullptr;
-    return &seen.emplace(hash, Candidate{s, std::move(features), 0}).first->second;
-  };
-
-  std::vector<Candidate> population;
-  for (const Schedule &s : seeds)
-    if (Candidate *c = consider(s)) population.push_back(*c);
+  CandidatePool considered(compute, space, options.threads);
+  std::vector<Candidate> population = considered.consider(seeds);
   const int fresh = std::max(0, options.population - static_cast<int>(population.size()));
-  for (const Schedule &s : space.sample(compute, fresh, rng))
-    if (Candidate *c = consider(s)) population.push_back(*c);
+  for (Candidate &c : considered.consider(space.sample(compute, fresh, rng))) population.push_back(std::move(c));
   score(model, population);
 
+  const auto by_score = [](const Candidate &a, const Candidate &b) { return a.score > b.score; };
   for (int generation = 0; generation < options.generations && !population.empty(); ++generation) {
-    std::stable_sort(population.begin(), population.end(),
-                     [](const Candidate &a, const Candidate &b) { return a.score > b.score; });
-    std::vector<Candidate> children;
-    std::uniform_real_distribution<double> u(0, 1);
-    for (int i = 0; i < options.population; ++i) {
-      const Candidate &parent = population[rank_biased_pick(population.size(), rng)];
-      std::optional<Schedule> child;
-      if (u(rng) < options.crossover_fraction) {
-        const Candidate &other = population[rank_biased_pick(population.size(), rng)];
-        child = crossover(compute, parent.schedule, other.schedule, rng);
-        if (child && space.gpu() && !space.admits(compute, *child).ok()) child.reset();
-      } else {
-        auto mutated = space.mutate(compute, parent.schedule, rng);
-        if (mutated.ok()) child = mutated.value();
-      }
-      if (!child) continue;
-      if (Candidate *c = consider(*child)) children.push_back(*c);
-    }
+    std::stable_sort(population.begin(), population.end(), by_score);
+    std::vector<Candidate> children = considered.consider(breed(compute, space, population, options, rng));
     score(model, children);
     // The next generation: the best of parents and children.
     population.insert(population.end(), children.begin(), children.end());
-    std::stable_sort(population.begin(), population.end(),
-                     [](const Candidate &a, const Candidate &b) { return a.score > b.score; });
+    std::stable_sort(population.begin(), population.end(), by_score);
     std::vector<Candidate> next;
     std::set<std::string> kept;
     for (const Candidate &c : population)
@@ -108,8 +149,8 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const Sche
 
   // Everything considered that was never measured, best predicted first.
   std::vector<Candidate> pool;
-  for (auto &[hash, c] : seen)
-    if (!measured.count(hash)) pool.push_back(c);
+  for (const auto &[hash, c] : considered.seen())
+    if (!c.features.empty() && !measured.count(hash)) pool.push_back(c);
   if (model.trained()) score(model, pool);
   std::shuffle(pool.begin(), pool.end(), rng);  // ties (an untrained model) fall randomly
   std::stable_sort(pool.begin(), pool.end(), [](const Candidate &a, const Candidate &b) { return a.score > b.score; });

@@ -21,6 +21,7 @@ struct SearchOptions {
   int generations = 4;
   double crossover_fraction = 0.2;  // of each generation's children; the rest are mutations
   double epsilon = 0.2;             // share of a batch drawn at random instead of by score
+  int threads = 0;                  // threads replaying and mutating candidates; 0: one per core
 };
 
 /// The features of a schedule, or an empty vector when it does not replay.

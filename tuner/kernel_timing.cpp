@@ -29,6 +29,7 @@ Result<Timing> time_task(const JitKernel &kernel, const Task &task, const std::v
     if (auto ran = bound->run(); !ran.ok()) return ran.error();
   Timing timing;
   double total = 0;
+  size_t next_check = static_cast<size_t>(std::max(1, options.min_runs));
   using clock = std::chrono::steady_clock;
   while (static_cast<int>(timing.seconds.size()) < options.max_runs &&
          (static_cast<int>(timing.seconds.size()) < options.min_runs || total < options.min_seconds)) {
@@ -37,6 +38,14 @@ Result<Timing> time_task(const JitKernel &kernel, const Task &task, const std::v
     const double s = std::chrono::duration<double>(clock::now() - start).count();
     timing.seconds.push_back(s);
     total += s;
+    if (timing.seconds.size() == next_check && (options.stop_above_seconds > 0 || options.shorten_above_seconds > 0)) {
+      const double median = median_of(timing.seconds);
+      if (options.stop_above_seconds > 0 && median > options.stop_above_seconds) break;
+      if (options.shorten_above_seconds > 0 && total >= 0.5 * options.min_seconds &&
+          median > options.shorten_above_seconds)
+        break;
+      next_check += std::max<size_t>(1, next_check / 4);
+    }
   }
   if (auto copied = bound->finish(); !copied.ok()) return copied.error();
   timing.median = median_of(timing.seconds);

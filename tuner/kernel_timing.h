@@ -13,6 +13,13 @@ struct TimingOptions {
   int min_runs = 10;
   double min_seconds = 0.1;
   int max_runs = 10000;
+  /// Stop early, once min_runs are taken, when the median so far is above this (0: never):
+  /// a candidate clearly slower than the task's best needs no precise figure.
+  double stop_above_seconds = 0;
+  /// Stop at half of min_seconds when the median so far is above this (0: never): a
+  /// candidate that is not the best needs a figure only as precise as the cost model uses.
+  double shorten_above_seconds = 0;
+  /// (Both are checked at min_runs, then each time the runs grow by a quarter.)
 };
 
 struct Timing {

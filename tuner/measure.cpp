@@ -198,6 +198,9 @@ std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs
   std::vector<MeasureResult> results(jobs.size());
   if (jobs.empty()) return results;
   const size_t at_once = static_cast<size_t>(std::max(1, jobs.front().measurer->options_.jobs));
+  // Every worker inherits the runtime compiled here; a failure only leaves each worker to
+  // compile its own, as it would without this.
+  static_cast<void>(JitKernel::prepare_shared_runtime());
   MeasurePhaseSeconds &phases = const_cast<Measurer *>(jobs.front().measurer)->phase_seconds_;
   for (size_t begin = 0; begin < jobs.size(); begin += at_once) {
     const size_t end = std::min(jobs.size(), begin + at_once);
@@ -284,7 +287,12 @@ MeasureResult Measurer::check_and_time(const JitKernel &kernel, bool reference_r
     return measure_failure(RecordStatus::WrongResult,
                    "max relative difference " + std::to_string(diff) + " from the reference");
   }
-  auto timing = time_task(kernel, task_, inputs_, options_.timing);
+  TimingOptions timing_options = options_.timing;
+  if (!reference_run && best_seconds_ > 0 && options_.early_stop_factor > 0) {
+    timing_options.stop_above_seconds = best_seconds_ * options_.early_stop_factor;
+    timing_options.shorten_above_seconds = best_seconds_;
+  }
+  auto timing = time_task(kernel, task_, inputs_, timing_options);
   if (!timing.ok()) return measure_failure(RecordStatus::RuntimeError, timing.error().message);
   MeasureResult r;
   r.seconds = timing->seconds;

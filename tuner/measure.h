@@ -45,6 +45,10 @@ struct MeasureOptions {
   double compile_timeout_seconds = 120;
   double run_timeout_seconds = 20;  // correctness run + timing of one candidate
   TimingOptions timing;
+  /// A candidate whose median is this many times the task's best (set_best_seconds) stops
+  /// being timed once TimingOptions::min_runs are taken, one slower than the best at half
+  /// the minimum time; 0: every candidate is timed fully.
+  double early_stop_factor = 1.5;
   /// Relative difference from the reference output above which a result is wrong.
   double tolerance = 1e-4;
   /// For tests of the isolation: "crash" makes every candidate's worker (not the
@@ -72,6 +76,9 @@ class Measurer {
   static void prepare_references(const std::vector<Measurer *> &measurers);
   /// One result per schedule, in order.
   std::vector<MeasureResult> measure(const std::vector<Schedule> &schedules);
+
+  /// The task's best median so far (0: none yet), for stopping clearly slower candidates early.
+  void set_best_seconds(double seconds) { best_seconds_ = seconds; }
 
   const Task &task() const { return task_; }
   const MeasureResult &baseline() const { return baseline_; }
@@ -117,6 +124,7 @@ class Measurer {
   std::optional<Error> reference_error_;
   std::string scratch_dir_;
   MeasurePhaseSeconds phase_seconds_;
+  double best_seconds_ = 0;
 };
 
 }  // namespace tessel

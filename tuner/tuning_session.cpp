@@ -165,6 +165,8 @@ Result<bool> TuningSession::run_round() {
     return true;
   }
   clock.measure = std::chrono::steady_clock::now();
+  const double best = scheduler_->tasks()[t].best_seconds;
+  state.measurer->set_best_seconds(best > 0 ? best : summary_.tasks[state.summary_row].builtin_seconds);
   TESSEL_TRY(const std::vector<MeasureResult> results, state.measurer->measure(candidates));
   const auto record_start = std::chrono::steady_clock::now();
   TESSEL_TRY(const double round_best, record_results(state, candidates, results));

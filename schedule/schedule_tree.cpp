@@ -968,8 +968,14 @@ std::string ScheduleTree::to_text() const {
   return out;
 }
 
-Result<ScheduleTree> validate_and_replay(const ComputeDesc &compute, const Schedule &schedule) {
+namespace {
+
+/// validate_and_replay, also saying which step a failure belongs to (none: a failure of the
+/// schedule as a whole).
+Result<ScheduleTree> replay_schedule(const ComputeDesc &compute, const Schedule &schedule,
+                                     std::optional<size_t> &failed_step) {
   auto at_step = [&](size_t step, const std::string &message) {
+    failed_step = step;
     return make_error("line " + std::to_string(step_line_number(step)) + " (" + to_text(schedule.steps[step]) +
                       "): " + message);
   };
@@ -989,6 +995,19 @@ Result<ScheduleTree> validate_and_replay(const ComputeDesc &compute, const Sched
   } catch (const ReplayFailure &failure) {
     return make_error(failure.what());
   }
+}
+
+}  // namespace
+
+Result<ScheduleTree> validate_and_replay(const ComputeDesc &compute, const Schedule &schedule) {
+  std::optional<size_t> ignored;
+  return replay_schedule(compute, schedule, ignored);
+}
+
+std::optional<size_t> failing_step(const ComputeDesc &compute, const Schedule &schedule) {
+  std::optional<size_t> step;
+  if (replay_schedule(compute, schedule, step).ok()) return std::nullopt;
+  return step;
 }
 
 }  // namespace tessel

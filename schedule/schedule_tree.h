@@ -67,5 +67,8 @@ struct ScheduleTree {
 /// A Func no step places is inlined when it is inlinable and not an output, otherwise
 /// computed at root.
 Result<ScheduleTree> validate_and_replay(const ComputeDesc &compute, const Schedule &schedule);
+/// The index of the step a schedule fails to replay at; nullopt when it replays (or fails as
+/// a whole, e.g. its version).
+std::optional<size_t> failing_step(const ComputeDesc &compute, const Schedule &schedule);
 
 }  // namespace tessel

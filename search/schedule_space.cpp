@@ -1,6 +1,10 @@
 #include "search/schedule_space.h"
 
+#include <algorithm>
+#include <variant>
+
 #include "schedule/schedule_tree.h"
+#include "search/exact_cover.h"
 #include "search/cpu/mutation.h"
 #include "search/cpu/sampler.h"
 #include "search/gpu/gpu_sketch.h"
@@ -57,6 +61,42 @@ Result<void> ScheduleSpace::admits(const ComputeDesc &compute, const Schedule &s
   auto tree = validate_and_replay(compute, schedule);
   if (!tree.ok()) return tree.error();
   return {};
+}
+
+namespace {
+
+/// Halves the factor of a split-like step (a factor written for a larger shape is the usual
+/// reason a schedule does not replay at a smaller one); false when it has none above 1.
+bool halve_factor(ScheduleStep &step) {
+  auto halve = [](int64_t &factor) {
+    if (factor <= 1) return false;
+    factor = std::max<int64_t>(1, factor / 2);
+    return true;
+  };
+  if (auto *split = std::get_if<SplitStep>(&step)) return halve(split->factor);
+  if (auto *tile = std::get_if<TileStep>(&step)) return halve(tile->x_factor) | halve(tile->y_factor);
+  if (auto *vectorize = std::get_if<VectorizeStep>(&step); vectorize && vectorize->width)
+    return halve(*vectorize->width);
+  if (auto *unroll = std::get_if<UnrollStep>(&step); unroll && unroll->factor) return halve(*unroll->factor);
+  return false;
+}
+
+}  // namespace
+
+Result<Schedule> ScheduleSpace::adapt(const ComputeDesc &compute, const Schedule &schedule) const {
+  Schedule fitted = schedule;
+  // Factors larger than the new shape's loops come down, one halving at a time, until the
+  // schedule replays (a bounded number of times: each halving shrinks a factor).
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::optional<size_t> step = failing_step(compute, fitted);
+    if (!step || !halve_factor(fitted.steps[*step])) break;
+  }
+  if (!gpu_) {
+    TESSEL_TRY(fitted, repair_exact_cover(compute, fitted));
+    TESSEL_TRY_VOID(validate_exact_cover(compute, fitted));
+  }
+  TESSEL_TRY_VOID(admits(compute, fitted));
+  return fitted;
 }
 
 int ScheduleSpace::parallelism() const { return gpu_ ? gpu_->multiprocessors : cpu_->threads; }

@@ -33,6 +33,10 @@ class ScheduleSpace {
   /// Whether `schedule` may be proposed here (it replays; on a GPU: binds every output and
   /// fits the device's limits, tiles dividing their axes).
   Result<void> admits(const ComputeDesc &compute, const Schedule &schedule) const;
+  /// `schedule`, written for another shape of the same computation (same Funcs and loop
+  /// names), fitted to this one: on a CPU, split factors that would leave a Func's region
+  /// shrink to divisors (exact cover); then it must be admitted. An error when it cannot be.
+  Result<Schedule> adapt(const ComputeDesc &compute, const Schedule &schedule) const;
   /// The parallelism the features compare loop extents with: CPU threads, or GPU
   /// multiprocessors.
   int parallelism() const;

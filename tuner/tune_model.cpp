@@ -28,6 +28,12 @@ std::string machine_description() {
   return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " cpus" + (isa.empty() ? "" : ", " + isa) + ")";
 }
 
+int TuneSummary::transferred_tasks() const {
+  int count = 0;
+  for (const TaskTuneSummary &t : tasks) count += t.transferred > 0;
+  return count;
+}
+
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options) {
   TuningSession session(graph, target, db, options);
   TESSEL_TRY_VOID(session.prepare_tasks());

@@ -47,6 +47,9 @@ struct TuneOptions {
   /// false: the built-in schedule is measured (as the reference) but not recorded, so the
   /// best record is the best *searched* schedule (for comparing searches).
   bool record_builtin = true;
+  /// A task with no tuned record of its own first measures up to this many schedules of
+  /// its nearest relatives in the database (tuner/schedule_transfer.h); 0: none.
+  int transfer = 4;
   /// Called after every round with the trials measured so far in this run and the
   /// estimated model latency (sum of weight x best seconds over the tasks).
   std::function<void(int trials, double latency_seconds)> on_round;
@@ -61,6 +64,8 @@ struct TaskTuneSummary {
   double builtin_seconds = 0;     // the untuned (built-in) schedule
   double best_seconds = 0;        // best record in the database after the run (0: none)
   std::string skipped;            // why the task was not tuned, if it was not
+  int transferred = 0;            // schedules transferred from relatives, measured first
+  bool best_transferred = false;  // the best record of this run is one of them
 };
 
 /// Where a tuning run's wall time went (seconds, summed over the run).
@@ -82,6 +87,8 @@ struct TuneSummary {
   int other_machine = 0;
   double wall_seconds = 0;
   TuneTimeSplit time;
+  /// Tasks that started from schedules transferred from relatives.
+  int transferred_tasks() const;
 };
 
 Result<TuneSummary> tune_model(const Graph &graph, const Target &target, TuningDatabase &db, const TuneOptions &options);

@@ -5,6 +5,7 @@
 
 #include "graph/fusion/fuse.h"
 #include "tuner/features.h"
+#include "tuner/schedule_transfer.h"
 #include "tuner/xgb_cost_model.h"
 
 namespace tessel {
@@ -122,12 +123,25 @@ Result<void> TuningSession::prepare_task(const Workload &workload, const Result<
   row.builtin_seconds = baseline->median_seconds;
   state.machine = baseline->machine;
   if (options_.record_builtin) TESSEL_TRY_VOID(record_builtin(state, baseline.value()));
+  TESSEL_TRY_VOID(transfer_schedules(state, row));
   TaskProgress progress;
   progress.weight = workload.weight;
   TESSEL_TRY(progress.best_seconds, best_on_reference_machine(state));
   summary_.tasks.push_back(row);
   states_.push_back(std::move(state));
   progress_.push_back(progress);
+  return {};
+}
+
+Result<void> TuningSession::transfer_schedules(TaskState &state, TaskTuneSummary &row) {
+  if (options_.transfer <= 0) return {};
+  TESSEL_TRY(std::set<std::string> measured, db_.measured_hashes(state.task.workload_key, target_text_));
+  measured.erase(kBuiltinScheduleHash);
+  if (!measured.empty()) return {};  // tuned before: its own records seed the search
+  TESSEL_TRY(const std::vector<TransferredSchedule> transferred,
+             transferred_schedules(state.task, space_, db_, target_text_, options_.transfer));
+  for (const TransferredSchedule &t : transferred) state.transferred.push_back(t.schedule);
+  row.transferred = static_cast<int>(transferred.size());
   return {};
 }
 
@@ -189,15 +203,17 @@ Result<bool> TuningSession::run_round() {
 Result<std::vector<Candidate>> TuningSession::propose(const TaskState &state, int batch) {
   const std::string &key = state.task.workload_key;
   TESSEL_TRY(const std::set<std::string> measured, db_.measured_hashes(key, target_text_));
-  std::vector<Schedule> seeds;
+  std::vector<Schedule> seeds = state.transferred;  // they breed too
   if (auto top = db_.top_k(key, target_text_, 8); top.ok())
     for (const TuningRecord &r : top.value())
       if (auto s = parse_schedule(r.schedule_text); s.ok()) seeds.push_back(s.value());
   const ComputeDesc &compute = state.task.compute;
   std::vector<Candidate> candidates =
       policy_->propose(compute, space_, *model_, seeds, measured, batch, rng_);
-  // The defaults (each sketch's, the built-in one first) go in front until measured.
-  const std::vector<Schedule> starts = space_.starting_points(compute);
+  // Schedules transferred from relatives, then the defaults (each sketch's, the built-in
+  // one first), go in front until measured.
+  std::vector<Schedule> starts = state.transferred;
+  for (Schedule &s : space_.starting_points(compute)) starts.push_back(std::move(s));
   for (auto start = starts.rbegin(); start != starts.rend(); ++start) {
     if (measured.count(schedule_hash(*start))) continue;
     if (std::any_of(candidates.begin(), candidates.end(), [&](const Candidate &c) { return c.schedule == *start; }))
@@ -287,8 +303,12 @@ MeasurePhaseSeconds TuningSession::measured_phases() const {
 TuneSummary TuningSession::finish() {
   for (const TaskState &state : states_) {
     auto best = db_.best(state.task.workload_key, target_text_);
-    if (best.ok() && best.value() && best.value()->median_seconds)
-      summary_.tasks[state.summary_row].best_seconds = *best.value()->median_seconds;
+    if (!best.ok() || !best.value() || !best.value()->median_seconds) continue;
+    TaskTuneSummary &row = summary_.tasks[state.summary_row];
+    row.best_seconds = *best.value()->median_seconds;
+    row.best_transferred = std::any_of(state.transferred.begin(), state.transferred.end(), [&](const Schedule &s) {
+      return schedule_hash(s) == best.value()->schedule_hash;
+    });
   }
   summary_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   // The references' phases belong to prepare.

@@ -44,6 +44,8 @@ class TuningSession {
     /// of the task compare within it only (workers on other machines still add records and
     /// train the cost model). Empty: everything is measured here.
     std::string machine;
+    /// Schedules fitted from relatives, measured first (see TuneOptions::transfer).
+    std::vector<Schedule> transferred;
   };
   /// Round timings for the progress line.
   struct RoundClock {
@@ -57,6 +59,8 @@ class TuningSession {
   Result<std::vector<std::unique_ptr<CandidateMeasurer>>> prepare_measurers(const std::vector<Workload> &workloads,
                                                                            const std::vector<Result<Task>> &tasks);
   Result<void> record_builtin(const TaskState &state, const MeasureResult &baseline);
+  /// A task with no tuned record of its own gets its relatives' schedules (TuneOptions::transfer).
+  Result<void> transfer_schedules(TaskState &state, TaskTuneSummary &row);
   /// The batch to measure: the search's proposals, the sketch default first while it is
   /// unmeasured, so tuning never ends worse than it.
   Result<std::vector<Candidate>> propose(const TaskState &state, int batch);

@@ -354,6 +354,29 @@ Result<std::optional<TuningRecord>> TuningDatabase::best(const std::string &work
   return std::optional<TuningRecord>(std::move(fastest->front()));
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> TuningDatabase::tuned_workloads(
+    const std::string &target) const {
+  return retrying([&]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    std::vector<std::pair<std::string, std::string>> workloads;
+    auto target_id = find_target(target);
+    if (!target_id.ok()) return target_id.error();
+    if (!target_id.value()) return workloads;
+    auto query = connection_->prepare(
+        "SELECT w.key, w.workload_text FROM workloads w WHERE EXISTS (SELECT 1 FROM records r "
+        "WHERE r.workload_key = w.key AND r.target_id = ?1 AND r.status = 'ok') ORDER BY w.key",
+        "list tuned workloads");
+    if (!query.ok()) return query.error();
+    query.value()->bind(1, *target_id.value());
+    for (;;) {
+      auto row = query.value()->next();
+      if (!row.ok()) return row.error();
+      if (!row.value()) break;
+      workloads.emplace_back(query.value()->text(0), query.value()->text(1));
+    }
+    return workloads;
+  });
+}
+
 Result<std::vector<TuningRecord>> TuningDatabase::top_k(const std::string &workload_key, const std::string &target,
                                                         int k) const {
   if (k <= 0) return std::vector<TuningRecord>();

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -126,6 +127,9 @@ class TuningDatabase : public BestRecordSource {
   /// Every record of the target, any status, oldest first; with limit >= 0 only the newest
   /// `limit` of them (the cost model's training set).
   Result<std::vector<TuningRecord>> records_for_target(const std::string &target, int64_t limit = -1) const;
+  /// Every workload with at least one ok record on the target, as (key, text): where a
+  /// new task looks for relatives to transfer schedules from.
+  Result<std::vector<std::pair<std::string, std::string>>> tuned_workloads(const std::string &target) const;
   /// Schedule hashes already measured (any status) for the workload on the target.
   Result<std::set<std::string>> measured_hashes(const std::string &workload_key, const std::string &target) const;
 

@@ -95,6 +95,10 @@ int run_tessel(int argc, char **argv) {
   tune_cmd->add_option("--min-repeat-ms", tune.min_repeat_ms, "time each candidate for at least this long (default 100)")
       ->check(kPositive);
   tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
+  tune_cmd->add_option("--transfer", tune.transfer,
+                       "a task new to the database first measures this many schedules of its nearest relatives "
+                       "there (same ops, other shapes); 0: none (default 4)")
+      ->check(CLI::NonNegativeNumber);
   tune_cmd->add_option("--trials", tune.trials, "measured candidates for the whole model")->check(kPositive);
   tune_cmd->add_option("--time-budget", tune.time_budget_seconds,
                        "no round starts after this long: seconds, or with a unit (90s, 10m, 2h); the trials still "

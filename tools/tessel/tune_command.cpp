@@ -54,6 +54,7 @@ int tune_command(const TuneCommandOptions &options) {
   tune.batch = options.batch > 0 ? options.batch
                                  : std::max(8, options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()));
   tune.seed = options.seed;
+  tune.transfer = options.transfer;
   tune.remote = options.remote;
   tune.queue.give_up_seconds = options.remote_give_up_seconds;
   tune.measure.jobs = options.jobs;
@@ -113,6 +114,13 @@ int tune_command(const TuneCommandOptions &options) {
   if (summary->other_machine > 0)
     std::printf("%d results came from workers on another machine than their task's reference: recorded, not compared "
                 "(`tessel db stats` counts records per machine)\n", summary->other_machine);
+  if (const int transferred = summary->transferred_tasks(); transferred > 0) {
+    int best = 0;
+    for (const TaskTuneSummary &t : summary->tasks) best += t.best_transferred;
+    std::printf("%d of %zu tasks started from schedules transferred from relatives in the database; for %d of them "
+                "a transferred schedule is still the best\n",
+                transferred, summary->tasks.size(), best);
+  }
   if (summary->measured > 0) {
     const TuneTimeSplit &time = summary->time;
     const double per_trial = 1e3 / summary->measured;

@@ -57,7 +57,9 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
   auto state = std::make_shared<State>();
   state->pipeline = std::move(pipeline);
   try {
-    state->target = Halide::Target(target.halide_target());
+    // A JIT kernel is always called with allocated buffers (run, bind), never asked for
+    // bounds: leaving the bounds-query path out saves about a tenth of the compile.
+    state->target = Halide::Target(target.halide_target()).with_feature(Halide::Target::NoBoundsQuery);
     auto start = std::chrono::steady_clock::now();
     state->pipeline->pipeline.compile_jit(state->target);
     state->compile_seconds =

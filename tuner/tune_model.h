@@ -39,6 +39,10 @@ struct TuneOptions {
   SearchOptions search;
   /// Progress lines (one per round); nothing when empty.
   std::function<void(const std::string &)> log;
+  /// With no cost_model given: a pretrained model the fresh XgbCostModel starts from (see
+  /// XgbCostModel::start_from); empty: the shipped one for the target, if any
+  /// (tuner/shipped_cost_model.h); "none": start from nothing.
+  std::string pretrained_cost_model;
   /// The cost model the search ranks candidates with; null: a fresh XgbCostModel.
   /// RandomCostModel is the ablation baseline (no learning).
   std::shared_ptr<CostModel> cost_model;

@@ -4,8 +4,10 @@
 #include <cstdio>
 
 #include "graph/fusion/fuse.h"
+#include "tuner/cost_model_training.h"
 #include "tuner/features.h"
 #include "tuner/schedule_transfer.h"
+#include "tuner/shipped_cost_model.h"
 #include "tuner/xgb_cost_model.h"
 
 namespace tessel {
@@ -30,6 +32,21 @@ Target with_threads(Target target, int threads) {
   return target;
 }
 
+/// A fresh XgbCostModel, started from the pretrained model the options name (or the one
+/// shipped for the target). A model that cannot be read leaves it fresh, said in the log.
+std::shared_ptr<CostModel> pretrained_or_fresh_model(const Target &target, const TuneOptions &options) {
+  auto model = std::make_shared<XgbCostModel>();
+  const std::string path =
+      options.pretrained_cost_model.empty() ? shipped_cost_model_path(target) : options.pretrained_cost_model;
+  if (path.empty() || path == "none") return model;
+  if (auto started = model->start_from(path); !started.ok()) {
+    if (options.log) options.log("warning: starting from an untrained cost model: " + started.error().message);
+  } else if (options.log) {
+    options.log("cost model: pretrained, from " + path);
+  }
+  return model;
+}
+
 ScheduleSpace space_for(const Target &target) {
   return target.kind == Target::Kind::Cuda ? ScheduleSpace::for_gpu(gpu_target_desc(target))
                                            : ScheduleSpace::for_cpu(cpu_target_desc(target));
@@ -45,7 +62,7 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
       db_(db),
       options_(options),
       space_(space_for(target_)),
-      model_(options.cost_model ? options.cost_model : std::make_shared<XgbCostModel>()),
+      model_(options.cost_model ? options.cost_model : pretrained_or_fresh_model(target, options)),
       policy_(options.search_policy ? options.search_policy : std::make_shared<EvolutionarySearchPolicy>(options.search)),
       rng_(options.seed),
       budget_(options.trials),
@@ -266,14 +283,7 @@ Result<double> TuningSession::best_on_reference_machine(const TaskState &state) 
 void TuningSession::retrain() {
   auto records = db_.records_for_target(target_text_);
   if (!records.ok()) return;
-  std::vector<CostSample> samples;
-  const size_t width = static_cast<size_t>(feature_count());
-  for (const TuningRecord &r : records.value()) {
-    // Records written by another feature layout cannot train this one.
-    if (!r.features || r.features->size() != width) continue;
-    const double seconds = r.status == RecordStatus::Ok && r.median_seconds ? *r.median_seconds : 0;
-    samples.push_back({r.workload_key, *r.features, seconds > 0 ? 1.0 / seconds : 0.0});
-  }
+  const std::vector<CostSample> samples = cost_samples(records.value());
   // A failed training keeps the previous model; the search only loses guidance.
   if (samples.size() >= 8) (void)model_->train(samples);
 }

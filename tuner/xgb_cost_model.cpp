@@ -129,13 +129,19 @@ Result<std::unique_ptr<Matrix>> training_matrix(const std::vector<CostSample> &s
   return matrix;
 }
 
-/// A new booster trained on `matrix` for options.rounds rounds, tagged with the width and
-/// objective that save() writes and load() checks.
-Result<std::shared_ptr<Booster>> boost(const Matrix &matrix, size_t width, const CostModelOptions &options) {
+/// A new booster trained on `matrix` for `rounds` rounds, tagged with the width and
+/// objective that save() writes and load() checks. With `base` (a saved model of the same
+/// width and objective), its trees come first and the new rounds fit what they miss.
+Result<std::shared_ptr<Booster>> boost(const Matrix &matrix, size_t width, const CostModelOptions &options, int rounds,
+                                       const std::string *base = nullptr) {
   auto booster = std::make_shared<Booster>();
   booster->feature_width = static_cast<int>(width);
   DMatrixHandle training[] = {matrix.handle};
   if (auto e = xgboost_failure(XGBoosterCreate(training, 1, &booster->handle), "BoosterCreate")) return *e;
+  if (base)
+    if (auto e = xgboost_failure(XGBoosterLoadModelFromBuffer(booster->handle, base->data(), base->size()),
+                                 "BoosterLoadModelFromBuffer(pretrained)"))
+      return *e;
   const std::pair<std::string, std::string> params[] = {
       {"objective", xgboost_objective(options.objective)},
       {"tree_method", "hist"},
@@ -150,7 +156,7 @@ Result<std::shared_ptr<Booster>> boost(const Matrix &matrix, size_t width, const
     if (auto e = xgboost_failure(XGBoosterSetParam(booster->handle, name.c_str(), value.c_str()),
                                  "BoosterSetParam(" + name + "=" + value + ")"))
       return *e;
-  for (int round = 0; round < options.rounds; ++round)
+  for (int round = 0; round < rounds; ++round)
     if (auto e = xgboost_failure(XGBoosterUpdateOneIter(booster->handle, round, matrix.handle),
                                  "BoosterUpdateOneIter(round " + std::to_string(round) + ")"))
       return *e;
@@ -170,6 +176,10 @@ Result<std::shared_ptr<Booster>> boost(const Matrix &matrix, size_t width, const
 struct XgbCostModel::State {
   mutable std::mutex mutex;
   std::shared_ptr<Booster> booster;  // null: untrained
+  /// The pretrained model: its saved bytes (what train() continues from) and the booster
+  /// that predicts until the first train().
+  std::string base_bytes;
+  std::shared_ptr<Booster> base;
 };
 
 const char *to_text(CostObjective objective) {
@@ -185,7 +195,17 @@ Result<void> XgbCostModel::train(const std::vector<CostSample> &samples) {
   if (auto checked = check_samples(samples); !checked) return checked.error();
   auto matrix = training_matrix(samples, options_.objective);
   if (!matrix) return matrix.error();
-  auto booster = boost(*matrix.value(), samples.front().features.size(), options_);
+  const size_t width = samples.front().features.size();
+  std::string base;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (state_->base && static_cast<size_t>(state_->base->feature_width) == width) base = state_->base_bytes;
+  }
+  // From a pretrained model, a few rounds per few records: the new trees correct it where
+  // this machine's records disagree, without washing it out while they are few.
+  const int rounds = base.empty() ? options_.rounds
+                                  : std::clamp(static_cast<int>(samples.size() / 4), 10, options_.rounds);
+  auto booster = boost(*matrix.value(), width, options_, rounds, base.empty() ? nullptr : &base);
   if (!booster) return booster.error();
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->booster = std::move(booster.value());
@@ -196,7 +216,7 @@ Result<std::vector<float>> XgbCostModel::predict(const std::vector<std::vector<f
   std::shared_ptr<Booster> booster;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    booster = state_->booster;
+    booster = state_->booster ? state_->booster : state_->base;
   }
   if (!booster) return std::vector<float>(rows.size(), 0.0f);
   if (rows.empty()) return std::vector<float>();
@@ -235,21 +255,50 @@ Result<std::vector<float>> XgbCostModel::predict(const std::vector<std::vector<f
 
 bool XgbCostModel::trained() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->booster != nullptr;
+  return state_->booster != nullptr || state_->base != nullptr;
 }
 
 int XgbCostModel::feature_width() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->booster ? state_->booster->feature_width : 0;
+  const auto &current = state_->booster ? state_->booster : state_->base;
+  return current ? current->feature_width : 0;
+}
+
+Result<void> XgbCostModel::start_from(const std::string &path) {
+  TESSEL_TRY(XgbCostModel pretrained, load(path, options_));
+  if (pretrained.options_.objective != options_.objective)
+    return make_error("cost model '" + path + "' was trained for " + to_text(pretrained.options_.objective) +
+                      ", this one uses " + to_text(options_.objective));
+  std::string bytes;
+  {
+    std::lock_guard<std::mutex> lock(pretrained.state_->mutex);
+    bst_ulong length = 0;
+    const char *buffer = nullptr;
+    if (auto e = xgboost_failure(XGBoosterSaveModelToBuffer(pretrained.state_->booster->handle, "{\"format\": \"json\"}",
+                                                            &length, &buffer),
+                                 "BoosterSaveModelToBuffer"))
+      return *e;
+    bytes.assign(buffer, length);
+  }
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->base = pretrained.state_->booster;
+  state_->base_bytes = std::move(bytes);
+  return {};
+}
+
+bool XgbCostModel::pretrained() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->base != nullptr;
 }
 
 Result<void> XgbCostModel::save(const std::string &path) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  if (!state_->booster) return make_error("cost model: nothing to save to '" + path + "', the model is untrained");
+  const auto &current = state_->booster ? state_->booster : state_->base;
+  if (!current) return make_error("cost model: nothing to save to '" + path + "', the model is untrained");
   bst_ulong length = 0;
   const char *bytes = nullptr;
   if (auto e = xgboost_failure(
-          XGBoosterSaveModelToBuffer(state_->booster->handle, "{\"format\": \"json\"}", &length, &bytes),
+          XGBoosterSaveModelToBuffer(current->handle, "{\"format\": \"json\"}", &length, &bytes),
           "BoosterSaveModelToBuffer"))
     return *e;
   const std::string temporary = path + ".tmp";

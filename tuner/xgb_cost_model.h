@@ -78,6 +78,12 @@ class XgbCostModel final : public CostModel {
   Result<void> save(const std::string &path) const;
   /// Reads a model written by save(). Errors name the path and what is wrong.
   static Result<XgbCostModel> load(const std::string &path, CostModelOptions options = {});
+  /// Makes the model saved at `path` (same objective) the pretrained base: it predicts until
+  /// the first train(), and every train() then continues from it (its trees first, a few new
+  /// rounds per few samples fitted to what it misses) instead of starting from nothing.
+  Result<void> start_from(const std::string &path);
+  /// Whether start_from() gave this model a pretrained base.
+  bool pretrained() const;
 
  private:
   struct State;

@@ -99,6 +99,14 @@ expect 0 "warning: cannot read tuning records .*no_records.db.*default schedules
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
 expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --failed --keep-best 1
 expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5
+# The pretrained cost model: trained from a database, started from by a tune (which says so),
+# too few records or a missing file said plainly; transfer from the matmul's other shape.
+expect 1 "too few to train on" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/model.json"
+expect 0 "candidates measured" -- "$tessel" tune --op matmul --shape 48x32x16 --trials 12 --batch 6 --db "$tmp/op.db" --min-repeat-ms 5
+expect 0 "trained on [0-9]+ samples of [0-9]+ workloads" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/model.json"
+expect 0 "cost model: pretrained, from .*model.json" -- "$tessel" tune --op matmul --shape 40x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/model.json"
+expect 0 "1 of 1 tasks started from schedules transferred" -- "$tessel" tune --op matmul --shape 64x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model none
+expect 0 "warning: starting from an untrained cost model: .*no_such_model.json" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/no_such_model.json"
 # bench from the records: --task rebuilds a workload from its key; --trials tops the database up.
 "$tessel" db export --db "$tmp/op.db" -o "$tmp/op.jsonl" >/dev/null 2>&1
 key=$(grep -o '"workload_key": *"[0-9a-f]*"' "$tmp/op.jsonl" | head -1 | grep -o '[0-9a-f]\{16\}')

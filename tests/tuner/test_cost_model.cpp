@@ -342,6 +342,54 @@ TEST_CASE("a saved cost model loads and predicts the same", "[cost_model]") {
   std::remove(garbage.c_str());
 }
 
+TEST_CASE("a model started from a pretrained one predicts with it, then keeps learning", "[cost_model]") {
+  std::mt19937_64 rng(21);
+  // Pretrained on other workloads of the same law.
+  std::vector<CostSample> others;
+  for (int w = 0; w < 4; ++w)
+    for (CostSample &s : synthetic_samples("other" + std::to_string(w), 60, 1.0 + w, rng)) others.push_back(s);
+  XgbCostModel base;
+  REQUIRE(base.train(others).ok());
+  const std::string path = temporary_path("pretrained_model.json");
+  REQUIRE(base.save(path).ok());
+
+  XgbCostModel model;
+  CHECK_FALSE(model.pretrained());
+  REQUIRE(model.start_from(path).ok());
+  CHECK(model.pretrained());
+  CHECK(model.trained());  // predicts before any record of its own
+  const std::vector<CostSample> fresh = synthetic_samples("new", 80, 7.0, rng);
+  std::vector<std::vector<float>> rows;
+  std::vector<double> actual;
+  for (const CostSample &s : fresh) {
+    rows.push_back(s.features);
+    actual.push_back(s.throughput);
+  }
+  CHECK(model.predict(rows).value() == base.predict(rows).value());
+  CHECK(pairwise_ranking_accuracy(as_doubles(model.predict(rows).value()), actual) > 0.8);
+
+  // Continued on a few records of the new workload: still its own model, still ranking well.
+  const std::vector<CostSample> few(fresh.begin(), fresh.begin() + 16);
+  REQUIRE(model.train(few).ok());
+  CHECK(model.predict(rows).value() != base.predict(rows).value());
+  CHECK(pairwise_ranking_accuracy(as_doubles(model.predict(rows).value()), actual) > 0.8);
+
+  // Saved after continuing: the whole model (pretrained trees and new ones) loads again.
+  const std::string continued = temporary_path("continued_model.json");
+  REQUIRE(model.save(continued).ok());
+  auto loaded = XgbCostModel::load(continued);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->predict(rows).value() == model.predict(rows).value());
+
+  XgbCostModel squared(CostModelOptions{CostObjective::SquaredError});
+  auto mismatch = squared.start_from(path);
+  REQUIRE_FALSE(mismatch.ok());
+  CHECK(mismatch.error().message.find("pairwise_ranking") != std::string::npos);
+  CHECK_FALSE(XgbCostModel().start_from(temporary_path("no_such_pretrained.json")).ok());
+  std::remove(path.c_str());
+  std::remove(continued.c_str());
+}
+
 TEST_CASE("cost model predictions continue while it retrains", "[cost_model]") {
   std::mt19937_64 rng(3);
   const std::vector<CostSample> samples = synthetic_samples("w", 100, 1.0, rng);

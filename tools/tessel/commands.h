@@ -84,6 +84,7 @@ struct TuneCommandOptions {
   bool remote = false;  // measure through the database's work queue (`tessel worker`s)
   double remote_give_up_seconds = 0;  // > 0: fail a batch no worker progressed on for this long
   int transfer = 4;  // schedules a new task takes from its relatives in the database
+  std::string cost_model;  // pretrained cost model to start from; empty: the shipped one; "none"
 };
 int tune_command(const TuneCommandOptions &options);
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "base/json.h"
@@ -17,11 +18,14 @@
 #include "tuning_db/tuning_database.h"
 #include "tuning_db/tuning_log_line.h"
 #include "tuning_db/work_queue.h"
+#include "executor/load_model.h"
+#include "graph/fusion/fuse.h"
+#include "tuner/cost_model_training.h"
 
 namespace tessel {
 
 CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
-  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import, prune, copy");
+  CLI::App *db = app.add_subcommand("db", "Manage the tuning database: stats, best, export, import, prune, copy, train-model");
   db->require_subcommand(1);
   const auto add_db_path = [&options](CLI::App *command) {
     command->add_option("--db", options.db_path, "tuning database: a file (default ./tessel.db) or a postgresql:// URL");
@@ -64,6 +68,15 @@ CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
   copy->add_option("from", options.copy_from, "source: a database file or a postgresql:// URL")->required();
   copy->add_option("to", options.copy_to, "destination, created when missing: a file or a postgresql:// URL")->required();
   copy->callback([&options] { options.action = DbOptions::Action::Copy; });
+
+  CLI::App *train = db->add_subcommand(
+      "train-model", "Train the cost model on the records of a target and save it (the pretrained model `tune` starts from)");
+  add_db_path(train);
+  train->add_option("--target", options.model_target, "records of this target (default llvm)");
+  train->add_option("-o,--output", options.model_output, "model file (XGBoost JSON)")->required();
+  train->add_option("--exclude-model", options.exclude_models,
+                    "leave out the workloads of this model.onnx (held out for evaluation; repeatable)");
+  train->callback([&options] { options.action = DbOptions::Action::TrainModel; });
   return db;
 }
 
@@ -291,20 +304,44 @@ int copy_records(const DbOptions &options) {
   return 0;
 }
 
+
+/// The distinct workload keys of the models, as `tessel tune` would see them.
+Result<std::set<std::string>> workloads_of_models(const std::vector<std::string> &paths) {
+  std::set<std::string> keys;
+  for (const std::string &path : paths) {
+    TESSEL_TRY(const Graph graph, load_optimized_model(path, OptimizeOptions{}));
+    for (const Workload &w : distinct_workloads(graph, partition_graph(graph))) keys.insert(w.workload_key);
+  }
+  return keys;
+}
+
+int train_model(const TuningDatabase &db, const DbOptions &options) {
+  auto excluded = workloads_of_models(options.exclude_models);
+  if (!excluded.ok()) return fail(excluded.error().message);
+  auto trained = train_cost_model(db, options.model_target, excluded.value(), options.model_output);
+  if (!trained.ok()) return fail(trained.error().message);
+  std::printf("trained on %d samples of %d workloads (%d records of %s; %d samples of %zu held-out workloads left out); "
+              "pairwise accuracy on the training set %.3f; wrote %s\n",
+              trained->samples, trained->workloads, trained->records, options.model_target.c_str(), trained->excluded,
+              excluded->size(), trained->train_pairwise_accuracy, options.model_output.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int db_command(const DbOptions &options) {
   if (options.action == DbOptions::Action::Import) return import_log(options);
   if (options.action == DbOptions::Action::Prune) return prune_records(options);
   if (options.action == DbOptions::Action::Copy) return copy_records(options);
-  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import, prune or copy");
+  if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import, prune, copy or train-model");
   auto db = open_existing(options.db_path);
   if (!db.ok()) return fail(db.error().message);
   switch (options.action) {
     case DbOptions::Action::Stats: return print_stats(db.value(), options.json);
     case DbOptions::Action::Best: return print_best(db.value(), options);
     case DbOptions::Action::Export: return export_log(db.value(), options);
-    default: return fail("db: expected stats, best, export, import, prune or copy");
+    case DbOptions::Action::TrainModel: return train_model(db.value(), options);
+    default: return fail("db: expected stats, best, export, import, prune, copy or train-model");
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // `tessel db stats|best|export|import|prune|copy`: options of the tuning-database subcommand.
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -9,7 +10,7 @@ class App;
 namespace tessel {
 
 struct DbOptions {
-  enum class Action { None, Stats, Best, Export, Import, Prune, Copy };
+  enum class Action { None, Stats, Best, Export, Import, Prune, Copy, TrainModel };
   Action action = Action::None;
   std::string db_path = "tessel.db";
   bool json = false;                 // stats, best: machine-readable output
@@ -24,9 +25,12 @@ struct DbOptions {
   bool prune_failed = false;         // prune: records that did not run correctly
   int keep_best = 0;                 // prune: keep only the N fastest ok records per workload and target
   std::string copy_from, copy_to;    // copy: database to database (files or postgresql:// URLs)
+  std::string model_target = "llvm";  // train-model: records of this target
+  std::string model_output;          // train-model: the model file
+  std::vector<std::string> exclude_models;  // train-model: leave out these models' workloads
 };
 
-/// Adds `db` and its six subcommands to the CLI, filling `options`; returns the `db` command.
+/// Adds `db` and its seven subcommands to the CLI, filling `options`; returns the `db` command.
 /// In main: `CLI::App *db_cmd = tessel::add_db_command(app, db);` ... `if (*db_cmd) return tessel::db_command(db);`
 CLI::App *add_db_command(CLI::App &app, DbOptions &options);
 

@@ -95,6 +95,9 @@ int run_tessel(int argc, char **argv) {
   tune_cmd->add_option("--min-repeat-ms", tune.min_repeat_ms, "time each candidate for at least this long (default 100)")
       ->check(kPositive);
   tune_cmd->add_option("--target", tune.target, "compilation target (llvm)");
+  tune_cmd->add_option("--cost-model", tune.cost_model,
+                       "pretrained cost model (XGBoost JSON) the search starts from and keeps training; "
+                       "default: the one shipped for the target; none: start untrained");
   tune_cmd->add_option("--transfer", tune.transfer,
                        "a task new to the database first measures this many schedules of its nearest relatives "
                        "there (same ops, other shapes); 0: none (default 4)")

@@ -55,6 +55,7 @@ int tune_command(const TuneCommandOptions &options) {
                                  : std::max(8, options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()));
   tune.seed = options.seed;
   tune.transfer = options.transfer;
+  tune.pretrained_cost_model = options.cost_model;
   tune.remote = options.remote;
   tune.queue.give_up_seconds = options.remote_give_up_seconds;
   tune.measure.jobs = options.jobs;

@@ -1,0 +1,65 @@
+#include "tuner/cost_model_training.h"
+
+#include <map>
+
+#include "tuner/features.h"
+#include "tuner/ranking_metrics.h"
+#include "tuner/xgb_cost_model.h"
+
+namespace tessel {
+
+std::vector<CostSample> cost_samples(const std::vector<TuningRecord> &records) {
+  std::vector<CostSample> samples;
+  const size_t width = static_cast<size_t>(feature_count());
+  for (const TuningRecord &r : records) {
+    // Records written by another feature layout cannot train this one.
+    if (!r.features || r.features->size() != width) continue;
+    const double seconds = r.status == RecordStatus::Ok && r.median_seconds ? *r.median_seconds : 0;
+    samples.push_back({r.workload_key, *r.features, seconds > 0 ? 1.0 / seconds : 0.0});
+  }
+  return samples;
+}
+
+Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::string &target,
+                                           const std::set<std::string> &excluded_workloads,
+                                           const std::string &output) {
+  CostModelTraining summary;
+  TESSEL_TRY(const std::vector<TuningRecord> records, db.records_for_target(target));
+  summary.records = static_cast<int>(records.size());
+  std::vector<CostSample> samples;
+  for (CostSample &s : cost_samples(records)) {
+    if (excluded_workloads.count(s.workload_key)) ++summary.excluded;
+    else samples.push_back(std::move(s));
+  }
+  if (samples.size() < 8)
+    return make_error("only " + std::to_string(samples.size()) + " records of target '" + target +
+                      "' with today's features: too few to train on");
+  XgbCostModel model;
+  TESSEL_TRY_VOID(model.train(samples));
+  TESSEL_TRY_VOID(model.save(output));
+  summary.samples = static_cast<int>(samples.size());
+  // Accuracy on the training set itself, per workload: how well it fits (held-out accuracy
+  // is bench/cost_model_transfer's to measure).
+  std::map<std::string, std::vector<size_t>> by_workload;
+  for (size_t i = 0; i < samples.size(); ++i) by_workload[samples[i].workload_key].push_back(i);
+  summary.workloads = static_cast<int>(by_workload.size());
+  std::vector<std::vector<float>> rows;
+  for (const CostSample &s : samples) rows.push_back(s.features);
+  TESSEL_TRY(const std::vector<float> scores, model.predict(rows));
+  double accuracy_sum = 0;
+  int groups = 0;
+  for (const auto &[key, indices] : by_workload) {
+    if (indices.size() < 2) continue;
+    std::vector<double> predicted, actual;
+    for (size_t i : indices) {
+      predicted.push_back(scores[i]);
+      actual.push_back(samples[i].throughput);
+    }
+    accuracy_sum += pairwise_ranking_accuracy(predicted, actual);
+    ++groups;
+  }
+  summary.train_pairwise_accuracy = groups ? accuracy_sum / groups : 0;
+  return summary;
+}
+
+}  // namespace tessel

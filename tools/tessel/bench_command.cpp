@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/json.h"
+#include "base/spin_pool.h"
 #include "codegen/cuda_device.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/workload_graph.h"
@@ -51,8 +52,10 @@ std::string openblas_coretype() {
 int bench_command(const BenchOptions &options) {
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // OpenMP (oneDNN) and OpenBLAS read their thread counts when they load: set them and run again.
+  // (HL_NUM_THREADS among them, for Halide's own pool, which the Adams2019 peer runs on.)
   if (options.argv) bench::ensure_bench_environment(options.argv, threads, openblas_coretype());
-  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  // tessel's kernels run on the spin pool, which takes the count directly.
+  spin_pool_set_threads(threads);
 
   auto target = parse_target(options.request.target);
   if (!target.ok()) return fail(target.error().message);

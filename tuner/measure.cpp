@@ -26,6 +26,10 @@ constexpr char kReady = 'R';
 constexpr char kGo = 'G';
 /// How long a worker that sent its result may take to exit.
 constexpr double kExitGraceSeconds = 10;
+/// Compiled workers waiting for their turn to be timed, at most (each holds its kernel).
+constexpr size_t kMaxWaitingWorkers = 16;
+/// How long one look at a compiling worker waits before looking at the next.
+constexpr double kCompilePollSeconds = 0.002;
 
 /// One line from a worker: "<status> <compile_s> <t1,t2,...|-> <message to end of line>".
 std::string encode(const MeasureResult &r) {
@@ -202,14 +206,25 @@ std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs
   // compile its own, as it would without this.
   static_cast<void>(JitKernel::prepare_shared_runtime());
   MeasurePhaseSeconds &phases = const_cast<Measurer *>(jobs.front().measurer)->phase_seconds_;
-  for (size_t begin = 0; begin < jobs.size(); begin += at_once) {
-    const size_t end = std::min(jobs.size(), begin + at_once);
-    std::vector<Worker> workers;
+  // Workers of a chunk compile `at_once` at a time, the next one forked as soon as one is
+  // ready (a slow compile holds one core, not its whole group), and wait; then they are
+  // timed. A chunk is bounded: each waiting worker holds its compiled kernel.
+  const size_t chunk = std::max<size_t>(at_once, kMaxWaitingWorkers);
+  for (size_t begin = 0; begin < jobs.size(); begin += chunk) {
+    const size_t end = std::min(jobs.size(), begin + chunk);
+    std::vector<Worker> workers(end - begin);
     const auto build_start = Clock::now();
-    for (size_t i = begin; i < end; ++i) workers.push_back(jobs[i].measurer->start_worker(jobs[i].schedule, reference_run));
-    // Compilation runs in parallel: wait for every worker to be ready (or done).
-    for (size_t i = begin; i < end; ++i)
-      if (!workers[i - begin].result) jobs[i].measurer->await_compile(workers[i - begin]);
+    std::vector<size_t> compiling;
+    for (size_t next = begin; next < end || !compiling.empty();) {
+      for (; next < end && compiling.size() < at_once; ++next) {
+        workers[next - begin] = jobs[next].measurer->start_worker(jobs[next].schedule, reference_run);
+        if (!workers[next - begin].result) compiling.push_back(next);
+      }
+      for (auto it = compiling.begin(); it != compiling.end();) {
+        if (jobs[*it].measurer->poll_compile(workers[*it - begin], kCompilePollSeconds)) it = compiling.erase(it);
+        else ++it;
+      }
+    }
     phases.build += seconds_since(build_start);
     // Timing runs one worker at a time, with no compile beside it, and no other tessel
     // process of this machine timing at once (a second tuner, `tessel worker`s). Without
@@ -237,12 +252,19 @@ Measurer::Worker Measurer::start_worker(const Schedule *schedule, bool reference
   return w;
 }
 
-void Measurer::await_compile(Worker &w) const {
-  const double left = std::max(0.0, options_.compile_timeout_seconds - seconds_since(w.started));
+bool Measurer::poll_compile(Worker &w, double wait_seconds) const {
+  const double left = options_.compile_timeout_seconds - seconds_since(w.started);
+  if (left <= 0) {
+    w.result = collect(*w.process, true, "compile");
+    return true;
+  }
   const auto got = w.process->receive_until(
-      [](const std::string &received) { return is_ready(received) || has_result_line(received); }, left);
-  if (got == ChildProcess::Receive::Enough && is_ready(w.process->received())) return;
-  w.result = collect(*w.process, got == ChildProcess::Receive::TimedOut, "compile");
+      [](const std::string &received) { return is_ready(received) || has_result_line(received); },
+      std::min(wait_seconds, left));
+  if (got == ChildProcess::Receive::TimedOut) return false;  // still compiling (or out of time next call)
+  if (got == ChildProcess::Receive::Enough && is_ready(w.process->received())) return true;
+  w.result = collect(*w.process, false, "compile");
+  return true;
 }
 
 void Measurer::await_run(Worker &w) const {

@@ -100,8 +100,9 @@ class Measurer {
   /// `jobs` at a time), then run one at a time; results in order.
   static std::vector<MeasureResult> run_jobs(const std::vector<WorkerJob> &jobs, bool reference_run);
   Worker start_worker(const Schedule *schedule, bool reference_run) const;
-  /// Waits until the worker compiled (or failed to, or ran past the compile timeout).
-  void await_compile(Worker &w) const;
+  /// Waits up to `wait_seconds` for the worker to finish compiling; true once it is ready,
+  /// or has a result (its compile failed, it died, or it ran past the compile timeout).
+  bool poll_compile(Worker &w, double wait_seconds) const;
   /// Lets the worker run and waits for its result.
   void await_run(Worker &w) const;
   /// The worker process's life: compile, say ready, wait for the go, check and time, report.

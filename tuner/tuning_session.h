@@ -83,6 +83,7 @@ class TuningSession {
   const TuneOptions &options_;
   const ScheduleSpace space_;
   std::shared_ptr<CostModel> model_;
+  size_t trained_on_ = 0;  // samples the model was last trained on
   std::shared_ptr<SearchPolicy> policy_;
   std::mt19937_64 rng_;
   std::vector<TaskState> states_;

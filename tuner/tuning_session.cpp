@@ -281,15 +281,21 @@ Result<double> TuningSession::best_on_reference_machine(const TaskState &state) 
 }
 
 void TuningSession::retrain() {
+  // Training grows with the records (2.7 s per round at 2000 of them, more than the round's
+  // measuring): retrain once the new records are a twentieth of all, every round early on.
+  // Counted before the database is read: reading thousands of records each round cost more
+  // than the training it skipped.
+  const size_t fresh = static_cast<size_t>(summary_.measured) - measured_at_training_;
+  if (trained_on_ > 0 && fresh < std::max<size_t>(8, (trained_on_ + fresh) / 20)) return;
   auto records = db_.records_for_target(target_text_);
   if (!records.ok()) return;
   const std::vector<CostSample> samples = cost_samples(records.value());
-  // Training grows with the records (2.7 s per round at 2000 of them, more than the round's
-  // measuring): retrain once the new samples are a twentieth of all, every round early on.
-  const size_t fresh = samples.size() - std::min(samples.size(), trained_on_);
-  if (samples.size() < 8 || fresh < std::max<size_t>(8, samples.size() / 20)) return;
+  if (samples.size() < 8) return;
   // A failed training keeps the previous model; the search only loses guidance.
-  if (model_->train(samples).ok()) trained_on_ = samples.size();
+  if (model_->train(samples).ok()) {
+    trained_on_ = samples.size();
+    measured_at_training_ = static_cast<size_t>(summary_.measured);
+  }
 }
 
 void TuningSession::log_round(int t, const RoundClock &clock) {

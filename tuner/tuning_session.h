@@ -83,7 +83,8 @@ class TuningSession {
   const TuneOptions &options_;
   const ScheduleSpace space_;
   std::shared_ptr<CostModel> model_;
-  size_t trained_on_ = 0;  // samples the model was last trained on
+  size_t trained_on_ = 0;            // samples the model was last trained on
+  size_t measured_at_training_ = 0;  // summary_.measured then
   std::shared_ptr<SearchPolicy> policy_;
   std::mt19937_64 rng_;
   std::vector<TaskState> states_;

@@ -171,6 +171,16 @@ Result<std::shared_ptr<Booster>> boost(const Matrix &matrix, size_t width, const
   return booster;
 }
 
+/// The booster as XGBoost JSON: what save() writes and train() continues from.
+Result<std::string> model_bytes(BoosterHandle handle) {
+  bst_ulong length = 0;
+  const char *bytes = nullptr;
+  if (auto e = xgboost_failure(XGBoosterSaveModelToBuffer(handle, "{\"format\": \"json\"}", &length, &bytes),
+                               "BoosterSaveModelToBuffer"))
+    return *e;
+  return std::string(bytes, length);
+}
+
 }  // namespace
 
 struct XgbCostModel::State {
@@ -269,17 +279,7 @@ Result<void> XgbCostModel::start_from(const std::string &path) {
   if (pretrained.options_.objective != options_.objective)
     return make_error("cost model '" + path + "' was trained for " + to_text(pretrained.options_.objective) +
                       ", this one uses " + to_text(options_.objective));
-  std::string bytes;
-  {
-    std::lock_guard<std::mutex> lock(pretrained.state_->mutex);
-    bst_ulong length = 0;
-    const char *buffer = nullptr;
-    if (auto e = xgboost_failure(XGBoosterSaveModelToBuffer(pretrained.state_->booster->handle, "{\"format\": \"json\"}",
-                                                            &length, &buffer),
-                                 "BoosterSaveModelToBuffer"))
-      return *e;
-    bytes.assign(buffer, length);
-  }
+  TESSEL_TRY(std::string bytes, model_bytes(pretrained.state_->booster->handle));
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->base = pretrained.state_->booster;
   state_->base_bytes = std::move(bytes);
@@ -295,16 +295,11 @@ Result<void> XgbCostModel::save(const std::string &path) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   const auto &current = state_->booster ? state_->booster : state_->base;
   if (!current) return make_error("cost model: nothing to save to '" + path + "', the model is untrained");
-  bst_ulong length = 0;
-  const char *bytes = nullptr;
-  if (auto e = xgboost_failure(
-          XGBoosterSaveModelToBuffer(current->handle, "{\"format\": \"json\"}", &length, &bytes),
-          "BoosterSaveModelToBuffer"))
-    return *e;
+  TESSEL_TRY(const std::string bytes, model_bytes(current->handle));
   const std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes, static_cast<std::streamsize>(length));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) {
       std::remove(temporary.c_str());

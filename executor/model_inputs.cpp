@@ -1,6 +1,7 @@
 #include "executor/model_inputs.h"
 
 #include "tensor/input_limit.h"
+#include "tensor/npy.h"
 
 namespace tessel {
 
@@ -54,6 +55,24 @@ Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std
     inputs.push_back(random_tensor(type, seed + i));
   }
   return inputs;
+}
+
+Result<std::vector<Tensor>> model_inputs(const Graph &graph, const std::vector<std::string> &specs, uint64_t seed,
+                                         int64_t max_bytes, std::vector<std::string> &notes) {
+  if (specs.empty()) {
+    TESSEL_TRY(std::vector<Tensor> random, random_inputs(graph, seed, &notes, max_bytes));
+    notes.push_back("random inputs (seed " + std::to_string(seed) + ")");
+    return random;
+  }
+  std::vector<std::pair<std::string, Tensor>> given;
+  for (const std::string &spec : specs) {
+    const auto eq = spec.find('=');
+    const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    TESSEL_TRY(Tensor tensor, read_npy(path, max_bytes));
+    given.emplace_back(name, std::move(tensor));
+  }
+  return bind_inputs(graph, given);
 }
 
 }  // namespace tessel

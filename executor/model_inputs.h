@@ -21,4 +21,10 @@ Result<std::vector<Tensor>> bind_inputs(const Graph &graph, const std::vector<st
 Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std::vector<std::string> *notes = nullptr,
                                           int64_t max_bytes = std::numeric_limits<int64_t>::max());
 
+/// The graph's inputs from `specs` ("NAME=file.npy", or "file.npy" for the next unnamed
+/// input), each refused over `max_bytes` before it is read; with no specs, random_inputs
+/// (said in `notes`).
+Result<std::vector<Tensor>> model_inputs(const Graph &graph, const std::vector<std::string> &specs, uint64_t seed,
+                                         int64_t max_bytes, std::vector<std::string> &notes);
+
 }  // namespace tessel

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "executor/load_model.h"
+#include "graph/fusion/fuse.h"
 #include "tuner/features.h"
 #include "tuner/ranking_metrics.h"
 #include "tuner/xgb_cost_model.h"
@@ -18,6 +20,15 @@ std::vector<CostSample> cost_samples(const std::vector<TuningRecord> &records) {
     samples.push_back({r.workload_key, *r.features, seconds > 0 ? 1.0 / seconds : 0.0});
   }
   return samples;
+}
+
+Result<std::set<std::string>> workloads_of_models(const std::vector<std::string> &model_paths) {
+  std::set<std::string> keys;
+  for (const std::string &path : model_paths) {
+    TESSEL_TRY(const Graph graph, load_optimized_model(path, OptimizeOptions{}));
+    for (const Workload &w : distinct_workloads(graph, partition_graph(graph))) keys.insert(w.workload_key);
+  }
+  return keys;
 }
 
 Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::string &target,

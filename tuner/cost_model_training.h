@@ -24,6 +24,10 @@ struct CostModelTraining {
   double train_pairwise_accuracy = 0;  // on the training samples, within each workload
 };
 
+/// The distinct workload keys of the models at `model_paths`, as `tessel tune` sees them
+/// (to hold a model's workloads out of training).
+Result<std::set<std::string>> workloads_of_models(const std::vector<std::string> &model_paths);
+
 /// Trains an XgbCostModel on every record of `target` in `db` except those of
 /// `excluded_workloads`, and saves it to `output`.
 Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::string &target,

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -334,6 +336,37 @@ Result<InGraphSelection> select_in_graph(const std::string &trial_artifact, cons
     return make_error(std::string("in-graph selection: ") + e.what());
   }
   return result;
+}
+
+Result<InGraphChoice> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
+                                                       const std::shared_ptr<BestRecordSource> &source, int k,
+                                                       const std::string &trial_path,
+                                                       const InGraphSelectionOptions &options) {
+  const std::string target = base.target.to_string();
+  ArtifactCompileOptions trial = base;
+  trial.alternatives = [source, target, k](const std::string &key) -> Result<std::vector<DeployedSchedule>> {
+    TESSEL_TRY(auto records, source->fastest(key, target, 400));
+    return alternatives_to_try(records, k);
+  };
+  TESSEL_TRY(auto compiled, compile_artifact(graph, trial, trial_path));
+  auto selection = select_in_graph(trial_path, compiled.alternatives, options);
+  std::error_code ec;
+  std::filesystem::remove_all(trial_path, ec);
+  if (!selection.ok()) return selection.error();
+  std::map<std::string, DeployedSchedule> chosen;
+  for (const TaskSelection &s : selection->tasks)
+    for (const TaskAlternatives &task : compiled.alternatives)
+      if (task.workload_key == s.workload_key) chosen[s.workload_key] = task.alternatives[s.chosen].schedule;
+  DeployScheduleLookup best = base.schedules;
+  InGraphChoice choice;
+  choice.latency_before_ms = selection->latency_before_ms;
+  choice.latency_after_ms = selection->latency_after_ms;
+  choice.schedules = [chosen = std::move(chosen), best](const std::string &key) -> Result<std::optional<DeployedSchedule>> {
+    auto it = chosen.find(key);
+    if (it != chosen.end()) return std::optional<DeployedSchedule>(it->second);
+    return best(key);
+  };
+  return choice;
 }
 
 }  // namespace tessel

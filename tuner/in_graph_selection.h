@@ -9,12 +9,14 @@
 // keeps per task the schedule under which that task's calls and the calls right after
 // them take least time.
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "compiler/artifact_compiler.h"
 #include "graph/ir/graph.h"
+#include "tuning_db/best_record_source.h"
 #include "tuning_db/tuning_record.h"
 
 namespace tessel {
@@ -62,5 +64,19 @@ struct InGraphSelection {
 /// one that crashes, hangs or computes other outputs than the task's fastest is left out.
 Result<InGraphSelection> select_in_graph(const std::string &trial_artifact, const std::vector<TaskAlternatives> &tasks,
                                          const InGraphSelectionOptions &options);
+
+/// `tessel compile --select-in-graph K`: compiles a trial artifact at `trial_path` (removed
+/// afterwards) with up to `k` of `source`'s records per task, chooses among them by running
+/// it (select_in_graph), and returns a lookup that answers with the chosen record of every
+/// task and with `base.schedules` for anything else.
+struct InGraphChoice {
+  DeployScheduleLookup schedules;
+  double latency_before_ms = 0;  // as InGraphSelection's
+  double latency_after_ms = 0;
+};
+Result<InGraphChoice> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
+                                                       const std::shared_ptr<BestRecordSource> &source, int k,
+                                                       const std::string &trial_path,
+                                                       const InGraphSelectionOptions &options);
 
 }  // namespace tessel

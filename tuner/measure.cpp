@@ -5,106 +5,24 @@
 
 #include <chrono>
 #include <filesystem>
-#include <optional>
-#include <sstream>
 #include <thread>
 
-#include "base/child_process.h"
-#include "base/host_lock.h"
 #include "base/spin_pool.h"
 #include "tensor/npy.h"
 
 namespace tessel {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// A worker and its parent speak in bytes: the worker sends 'R' once it compiled, then waits
-// for 'G' (the go to run); it ends with one result line (see encode()), sent early when the
-// compile failed.
-constexpr char kReady = 'R';
-constexpr char kGo = 'G';
-/// How long a worker that sent its result may take to exit.
-constexpr double kExitGraceSeconds = 10;
 /// Compiled workers waiting for their turn to be timed, at most (each holds its kernel).
 constexpr size_t kMaxWaitingWorkers = 16;
-/// How long one look at a compiling worker waits before looking at the next.
-constexpr double kCompilePollSeconds = 0.002;
-
-/// One line from a worker: "<status> <compile_s> <t1,t2,...|-> <message to end of line>".
-std::string encode(const MeasureResult &r) {
-  std::ostringstream out;
-  out.precision(9);
-  out << to_text(r.status) << ' ' << r.compile_seconds << ' ';
-  if (r.seconds.empty()) out << '-';
-  for (size_t i = 0; i < r.seconds.size(); ++i) out << (i ? "," : "") << r.seconds[i];
-  std::string message = r.error;
-  for (char &c : message)
-    if (c == '\n') c = ' ';
-  out << ' ' << message << '\n';
-  return out.str();
-}
-
-MeasureResult decode(const std::string &line) {
-  MeasureResult r;
-  std::istringstream in(line);
-  std::string status, timings;
-  in >> status >> r.compile_seconds >> timings;
-  if (status.empty()) return measure_failure(RecordStatus::Crash, "the worker reported nothing");
-  std::getline(in, r.error);
-  if (!r.error.empty() && r.error[0] == ' ') r.error.erase(0, 1);
-  const Result<RecordStatus> parsed = parse_record_status(status);
-  r.status = parsed.ok() ? parsed.value() : RecordStatus::Crash;
-  if (timings != "-") {
-    std::stringstream list(timings);
-    std::string item;
-    while (std::getline(list, item, ',')) r.seconds.push_back(std::stod(item));
-  }
-  r.median_seconds = median_of(r.seconds);
-  return r;
-}
-
-/// What the worker sent after its ready mark.
-std::string after_ready(const std::string &received) {
-  return !received.empty() && received[0] == kReady ? received.substr(1) : received;
-}
-
-bool has_result_line(const std::string &received) { return after_ready(received).find('\n') != std::string::npos; }
-bool is_ready(const std::string &received) { return !received.empty() && received[0] == kReady; }
-
-/// The worker's verdict: its result line, or how it died. Reaps it either way.
-MeasureResult collect(ChildProcess &worker, bool timed_out, const std::string &phase) {
-  if (timed_out) {
-    worker.kill();
-    return measure_failure(RecordStatus::Timeout, "killed after the " + phase + " timeout");
-  }
-  const ChildExit exit = worker.wait(kExitGraceSeconds);
-  const std::string line = after_ready(worker.received());
-  if (line.find('\n') != std::string::npos) return decode(line.substr(0, line.find('\n')));
-  return measure_failure(RecordStatus::Crash, "the worker ended without a result: " + exit.describe());
-}
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
-
-MeasureResult measure_failure(RecordStatus status, std::string why) {
-  MeasureResult r;
-  r.status = status;
-  r.error = std::move(why);
-  return r;
-}
-
-/// A candidate's worker process, and its result once it has one.
-struct Measurer::Worker {
-  std::optional<ChildProcess> process;
-  Clock::time_point started;
-  std::optional<MeasureResult> result;
-};
 
 Measurer::Measurer(Task task, Target target, MeasureOptions options)
     : task_(std::move(task)), target_(std::move(target)), options_(options) {
   if (options_.jobs <= 0) options_.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (!options_.builder) options_.builder = std::make_shared<LocalBuilder>(options_.jobs);
+  if (!options_.runner) options_.runner = std::make_shared<LocalRunner>();
   inputs_ = task_inputs(task_, 17);
   scratch_dir_ = (std::filesystem::temp_directory_path() /
                   ("tessel-measure-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(this))))
@@ -183,117 +101,60 @@ std::vector<MeasureResult> Measurer::measure(const std::vector<Schedule> &schedu
   if (auto ref = prepare_reference(); !ref.ok())
     return std::vector<MeasureResult>(schedules.size(),
                                       measure_failure(RecordStatus::RuntimeError, "no reference: " + ref.error().message));
-  std::vector<const Schedule *> candidates;
-  for (const Schedule &s : schedules) candidates.push_back(&s);
-  return run_workers(candidates, false);
+  std::vector<WorkerJob> jobs;
+  for (const Schedule &s : schedules) jobs.push_back({this, &s});
+  return run_jobs(jobs, false);
 }
 
 std::string Measurer::reference_path(size_t output) const {
   return scratch_dir_ + "/reference_" + std::to_string(output) + ".npy";
 }
 
-std::vector<MeasureResult> Measurer::run_workers(const std::vector<const Schedule *> &schedules, bool reference_run) {
-  std::vector<WorkerJob> jobs;
-  for (const Schedule *s : schedules) jobs.push_back({this, s});
-  return run_jobs(jobs, reference_run);
-}
-
 std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs, bool reference_run) {
   std::vector<MeasureResult> results(jobs.size());
   if (jobs.empty()) return results;
-  const size_t at_once = static_cast<size_t>(std::max(1, jobs.front().measurer->options_.jobs));
-  // Every worker inherits the runtime compiled here; a failure only leaves each worker to
-  // compile its own, as it would without this.
-  static_cast<void>(JitKernel::prepare_shared_runtime());
-  MeasurePhaseSeconds &phases = const_cast<Measurer *>(jobs.front().measurer)->phase_seconds_;
-  // Workers of a chunk compile `at_once` at a time, the next one forked as soon as one is
-  // ready (a slow compile holds one core, not its whole group), and wait; then they are
-  // timed. A chunk is bounded: each waiting worker holds its compiled kernel.
-  const size_t chunk = std::max<size_t>(at_once, kMaxWaitingWorkers);
+  Measurer &first = *const_cast<Measurer *>(jobs.front().measurer);
+  // A chunk is bounded: each worker waiting for its run holds its compiled kernel.
+  const size_t chunk = std::max<size_t>(first.options_.jobs, kMaxWaitingWorkers);
   for (size_t begin = 0; begin < jobs.size(); begin += chunk) {
     const size_t end = std::min(jobs.size(), begin + chunk);
-    std::vector<Worker> workers(end - begin);
-    const auto build_start = Clock::now();
-    std::vector<size_t> compiling;
-    for (size_t next = begin; next < end || !compiling.empty();) {
-      for (; next < end && compiling.size() < at_once; ++next) {
-        workers[next - begin] = jobs[next].measurer->start_worker(jobs[next].schedule, reference_run);
-        if (!workers[next - begin].result) compiling.push_back(next);
-      }
-      for (auto it = compiling.begin(); it != compiling.end();) {
-        if (jobs[*it].measurer->poll_compile(workers[*it - begin], kCompilePollSeconds)) it = compiling.erase(it);
-        else ++it;
-      }
+    std::vector<BuildJob> build_jobs;
+    for (size_t i = begin; i < end; ++i) {
+      const Measurer *m = jobs[i].measurer;
+      const Schedule *schedule = jobs[i].schedule;
+      build_jobs.push_back({[m, schedule, reference_run](ParentLink &parent) { m->work(schedule, reference_run, parent); },
+                            m->options_.compile_timeout_seconds, m->options_.run_timeout_seconds});
     }
-    phases.build += seconds_since(build_start);
-    // Timing runs one worker at a time, with no compile beside it, and no other tessel
-    // process of this machine timing at once (a second tuner, `tessel worker`s). Without
-    // the lock file the run still times, only unguarded.
-    {
-      const auto lock_start = Clock::now();
-      auto host_lock = HostTimingLock::acquire();
-      phases.lock_wait += seconds_since(lock_start);
-      const auto run_start = Clock::now();
-      for (size_t i = begin; i < end; ++i)
-        if (!workers[i - begin].result) jobs[i].measurer->await_run(workers[i - begin]);
-      phases.run += seconds_since(run_start);
-    }
+    const auto build_start = std::chrono::steady_clock::now();
+    std::vector<CandidateWorker> workers = first.options_.builder->build(build_jobs);
+    first.phase_seconds_.build +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
+    first.options_.runner->run(workers, first.phase_seconds_);
     for (size_t i = begin; i < end; ++i) results[i] = *workers[i - begin].result;
   }
   return results;
 }
 
-Measurer::Worker Measurer::start_worker(const Schedule *schedule, bool reference_run) const {
-  Worker w;
-  w.started = Clock::now();
-  auto process = ChildProcess::start([&](ParentLink &parent) { work(schedule, reference_run, parent); });
-  if (!process.ok()) w.result = measure_failure(RecordStatus::Crash, "cannot start a worker: " + process.error().message);
-  else w.process = std::move(process).value();
-  return w;
-}
-
-bool Measurer::poll_compile(Worker &w, double wait_seconds) const {
-  const double left = options_.compile_timeout_seconds - seconds_since(w.started);
-  if (left <= 0) {
-    w.result = collect(*w.process, true, "compile");
-    return true;
-  }
-  const auto got = w.process->receive_until(
-      [](const std::string &received) { return is_ready(received) || has_result_line(received); },
-      std::min(wait_seconds, left));
-  if (got == ChildProcess::Receive::TimedOut) return false;  // still compiling (or out of time next call)
-  if (got == ChildProcess::Receive::Enough && is_ready(w.process->received())) return true;
-  w.result = collect(*w.process, false, "compile");
-  return true;
-}
-
-void Measurer::await_run(Worker &w) const {
-  // A worker that died cannot take the go; receive_until then finds its end closed.
-  static_cast<void>(w.process->send(std::string(1, kGo)));
-  const auto got = w.process->receive_until(has_result_line, options_.run_timeout_seconds);
-  w.result = collect(*w.process, got == ChildProcess::Receive::TimedOut, "run");
-}
-
 void Measurer::work(const Schedule *schedule, bool reference_run, ParentLink &parent) const {
-  const auto start = Clock::now();
+  const auto start = std::chrono::steady_clock::now();
   // The pool is made in this process (the parent never runs a kernel), so it takes the count.
   if (options_.threads > 0) spin_pool_set_threads(options_.threads);
   // The reference of a GPU task is computed on the host.
   auto kernel = compile_task(task_, schedule, reference_run ? Target{} : target_);
-  const double compile_seconds = seconds_since(start);
+  const double compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!kernel.ok()) {
     MeasureResult r = measure_failure(RecordStatus::CompileError, kernel.error().message);
     r.compile_seconds = compile_seconds;
-    parent.send(encode(r));
+    report_result(parent, r);
     return;
   }
-  parent.send(std::string(1, kReady));
-  if (!parent.receive(1)) return;  // the parent is gone
+  report_ready(parent);
+  if (!await_go(parent)) return;  // the parent is gone
   if (!reference_run && options_.inject_fault == "crash") ::raise(SIGSEGV);
   if (!reference_run && options_.inject_fault == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
   MeasureResult r = check_and_time(kernel.value(), reference_run);
   r.compile_seconds = compile_seconds;
-  parent.send(encode(r));
+  report_result(parent, r);
   // Ends here, past the kernel's destructors: freeing a JIT module or a GPU context would
   // only make the parent wait for the exit.
   ::_exit(0);

@@ -1,43 +1,25 @@
 #pragma once
-// Measurement of candidate schedules, each compiled and run in its own worker process with
-// timeouts, so a kernel that crashes, hangs or runs out of memory costs one record, not
-// the tuning run. Candidates of a batch compile in parallel (one worker per core); they are
-// then timed one at a time, with no compilation running beside them.
+// Measurement of one task's candidate schedules, each compiled and run in its own worker
+// process with timeouts, so a kernel that crashes, hangs or runs out of memory costs one
+// record, not the tuning run. A Builder compiles a batch's candidates in parallel (one worker
+// per core); a Runner then times them one at a time, with no compilation beside them. The
+// Measurer owns what they check against: the task's inputs and reference outputs.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/target.h"
 #include "task/task.h"
+#include "tuner/builder.h"
 #include "tuner/kernel_timing.h"
+#include "tuner/measure_result.h"
+#include "tuner/runner.h"
 #include "tuning_db/tuning_record.h"
 
 namespace tessel {
 
-class ChildProcess;
 class ParentLink;
-
-struct MeasureResult {
-  RecordStatus status = RecordStatus::Ok;  // the status its tuning record gets
-  std::string error;  // why, for every status but Ok
-  double compile_seconds = 0;
-  std::vector<double> seconds;  // every timed run
-  double median_seconds = 0;
-  /// The signature of the machine that measured it, when that was not this one (remote
-  /// tuning's workers); empty: measured here.
-  std::string machine;
-};
-
-/// Wall time a Measurer spent in each phase, summed over its batches: where a trial's
-/// measuring time goes (the tuner reports it per trial).
-struct MeasurePhaseSeconds {
-  double build = 0;      // forking workers until every one compiled (in parallel)
-  double lock_wait = 0;  // waiting for the host timing lock (another tessel timing)
-  double run = 0;        // verifying and timing, one worker at a time
-};
-
-/// A result that failed with `status` for the reason `why` (nothing timed).
-MeasureResult measure_failure(RecordStatus status, std::string why);
 
 struct MeasureOptions {
   int jobs = 0;  // parallel builders; 0: one per core
@@ -55,6 +37,9 @@ struct MeasureOptions {
   /// reference's) die of SIGSEGV after compiling, "hang" makes it sleep past the run
   /// timeout. Empty in real use.
   std::string inject_fault;
+  /// Where candidates compile and where they are timed; null: LocalBuilder(jobs), LocalRunner.
+  std::shared_ptr<Builder> builder;
+  std::shared_ptr<Runner> runner;
 };
 
 /// Measures schedules of one task. The process that owns a Measurer never runs a Halide
@@ -87,24 +72,14 @@ class Measurer {
   const MeasurePhaseSeconds &phase_seconds() const { return phase_seconds_; }
 
  private:
-  struct Worker;
-  /// Forks one worker per candidate (null: the built-in schedule), `jobs` at a time; the
-  /// reference run writes its outputs instead of comparing them.
-  std::vector<MeasureResult> run_workers(const std::vector<const Schedule *> &schedules, bool reference_run);
   /// One candidate of one Measurer (null schedule: its built-in one).
   struct WorkerJob {
     const Measurer *measurer;
     const Schedule *schedule;
   };
-  /// Workers for jobs of one or many Measurers: compiled side by side (the first one's
-  /// `jobs` at a time), then run one at a time; results in order.
+  /// Jobs of one or many Measurers, built and run by the first one's Builder and Runner;
+  /// results in order. The reference run writes its outputs instead of comparing them.
   static std::vector<MeasureResult> run_jobs(const std::vector<WorkerJob> &jobs, bool reference_run);
-  Worker start_worker(const Schedule *schedule, bool reference_run) const;
-  /// Waits up to `wait_seconds` for the worker to finish compiling; true once it is ready,
-  /// or has a result (its compile failed, it died, or it ran past the compile timeout).
-  bool poll_compile(Worker &w, double wait_seconds) const;
-  /// Lets the worker run and waits for its result.
-  void await_run(Worker &w) const;
   /// The worker process's life: compile, say ready, wait for the go, check and time, report.
   void work(const Schedule *schedule, bool reference_run, ParentLink &parent) const;
   MeasureResult check_and_time(const JitKernel &kernel, bool reference_run) const;

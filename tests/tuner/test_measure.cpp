@@ -76,3 +76,60 @@ TEST_CASE("a crashing or hanging worker costs one record", "[tuner][measure]") {
   INFO(ok[0].error);
   CHECK(ok[0].status == RecordStatus::Ok);
 }
+
+namespace {
+
+/// A Builder that counts what it builds and hands the work to the local one.
+struct CountingBuilder : Builder {
+  LocalBuilder local{1};
+  size_t built = 0;
+  std::vector<CandidateWorker> build(const std::vector<BuildJob> &jobs) override {
+    built += jobs.size();
+    return local.build(jobs);
+  }
+};
+
+/// A Runner that times nothing: every compiled candidate is killed and reported as a crash,
+/// so a result can only have come through it.
+struct RefusingRunner : Runner {
+  size_t refused = 0;
+  void run(std::vector<CandidateWorker> &workers, MeasurePhaseSeconds &) override {
+    for (CandidateWorker &w : workers) {
+      if (w.result) continue;
+      w.process->kill();
+      w.result = measure_failure(RecordStatus::Crash, "refused by the test runner");
+      ++refused;
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the Builder and Runner are swappable parts of measuring", "[tuner][measure]") {
+  Task task = matmul_task("32x32x32");
+  const Schedule good = default_cpu_schedule(task.compute, avx512_target());
+  auto bad = parse_schedule("tessel-schedule v1\nsplit no_such_func x xo xi 4 auto\n");
+  REQUIRE(bad.ok());
+
+  // The reference goes through the same parts: with the local runner it is measured, and
+  // the candidates then go through the counting builder and the local runner.
+  auto builder = std::make_shared<CountingBuilder>();
+  MeasureOptions counted = quick_options();
+  counted.builder = builder;
+  Measurer measurer(task, Target{}, counted);
+  const auto results = measurer.measure({good, bad.value()});
+  REQUIRE(results.size() == 2);
+  CHECK(builder->built == 3);  // the reference, then both candidates
+  CHECK(results[0].status == RecordStatus::Ok);
+  CHECK(results[1].status == RecordStatus::CompileError);  // failed in the builder: never run
+
+  // A runner that refuses to time: the reference fails through it, so every candidate says so.
+  auto runner = std::make_shared<RefusingRunner>();
+  MeasureOptions refusing = quick_options();
+  refusing.runner = runner;
+  Measurer refused(task, Target{}, refusing);
+  auto reference = refused.prepare_reference();
+  REQUIRE_FALSE(reference.ok());
+  CHECK(reference.error().message.find("refused by the test runner") != std::string::npos);
+  CHECK(runner->refused == 1);
+}

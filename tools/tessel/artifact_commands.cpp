@@ -5,15 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <optional>
 
 #include "base/json.h"
+#include "deploy/artifact_inputs.h"
 #include "deploy/artifact_manifest.h"
+#include "deploy/kernel_profile.h"
 #include "deploy/module.h"
-#include "executor/model_inputs.h"
-#include "tensor/input_limit.h"
-#include "tensor/npy.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/output_files.h"
 
@@ -36,83 +33,6 @@ Result<void> check_artifact_directory(const std::string &path) {
   if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(manifest)))
     return make_error(ErrorKind::InvalidInput, manifest.string() + " is not a regular file");
   return {};
-}
-
-/// The artifact's inputs from `NAME=file.npy` / `file.npy` specs, or seeded random ones.
-Result<std::vector<Tensor>> artifact_inputs(const Module &module, const RunOptions &options,
-                                            std::vector<std::string> &notes) {
-  const auto &declared = module.inputs();
-  std::vector<Tensor> inputs(declared.size());
-  if (options.inputs.empty()) {
-    for (size_t i = 0; i < declared.size(); ++i) {
-      const std::string what = "input '" + declared[i].name + "'";
-      if (auto within = check_input_bytes(what, declared[i].dtype, declared[i].shape, max_input_bytes(options));
-          !within.ok())
-        return within.error();
-      inputs[i] = random_tensor(TensorType{declared[i].dtype, declared[i].shape, true}, options.seed + i);
-    }
-    notes.push_back("random inputs (seed " + std::to_string(options.seed) + ")");
-    return inputs;
-  }
-  size_t next_positional = 0;
-  std::vector<bool> bound(declared.size(), false);
-  for (const std::string &spec : options.inputs) {
-    const auto eq = spec.find('=');
-    const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
-    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
-    auto tensor = read_npy(path, max_input_bytes(options));
-    if (!tensor.ok()) return tensor.error();
-    size_t index = declared.size();
-    if (name.empty()) {
-      while (next_positional < declared.size() && bound[next_positional]) ++next_positional;
-      index = next_positional;
-    } else {
-      for (size_t i = 0; i < declared.size(); ++i)
-        if (declared[i].name == name) index = i;
-      if (index == declared.size()) return make_error("the artifact has no input named '" + name + "'");
-    }
-    if (index >= declared.size()) return make_error("more inputs given than the artifact takes");
-    if (bound[index]) return make_error("input '" + declared[index].name + "' given twice");
-    bound[index] = true;
-    inputs[index] = std::move(tensor.value());
-  }
-  for (size_t i = 0; i < declared.size(); ++i)
-    if (!bound[i]) return make_error("input '" + declared[i].name + "' is missing");
-  return inputs;
-}
-
-/// One kernel call of a profiled run: its median over all runs (the warm-up included) and
-/// what tuning measured for its task in isolation.
-struct KernelProfileRow {
-  int step = 0;
-  std::string symbol, ops;
-  double median_ms = 0;
-  std::optional<double> record_ms;
-  int64_t flops = 0;
-};
-
-std::vector<KernelProfileRow> kernel_profile(const Module &module) {
-  auto manifest = deploy::parse_manifest(module.manifest_json());
-  std::map<std::string, const deploy::ArtifactTask *> task_of;
-  if (manifest.ok())
-    for (const deploy::ArtifactTask &t : manifest.value().tasks) task_of[t.kernel] = &t;
-  std::vector<KernelProfileRow> rows;
-  for (KernelTimes &k : module.kernel_times()) {
-    KernelProfileRow row;
-    row.step = k.step;
-    row.symbol = k.symbol;
-    if (!k.ms.empty()) {
-      std::sort(k.ms.begin(), k.ms.end());
-      row.median_ms = k.ms[k.ms.size() / 2];
-    }
-    if (auto it = task_of.find(k.symbol); it != task_of.end()) {
-      row.ops = it->second->ops;
-      row.flops = it->second->flops;
-      if (it->second->record_median_seconds) row.record_ms = *it->second->record_median_seconds * 1e3;
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 /// The profile, slowest kernel call first, with the share of the run each one takes.
@@ -138,84 +58,110 @@ void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
   }
 }
 
-}  // namespace
+/// What one `tessel run model.tsl` measured.
+struct ArtifactRun {
+  std::vector<Tensor> outputs;
+  std::vector<std::string> written;  // output files, when --output-dir was given
+  double load_ms = 0, first_run_ms = 0, median_ms = 0;
+  std::vector<double> times_ms;  // the --repeat runs, sorted
+};
 
-int run_artifact_command(const RunOptions &options) {
-  if (auto artifact = check_artifact_directory(options.model_path); !artifact.ok()) return fail(artifact.error().message);
-  if (!options.db_path.empty()) return fail("--db applies when compiling; an artifact already holds its schedules");
+void print_run_json(const Module &module, const RunOptions &options, const ArtifactRun &run) {
+  Json json;
+  json["model"] = options.model_path;
+  json["outputs"] = Json::array();
+  for (size_t i = 0; i < run.outputs.size(); ++i) {
+    Json output;
+    output["name"] = module.outputs()[i].name;
+    output["type"] = run.outputs[i].type().to_string();
+    if (i < run.written.size()) output["file"] = run.written[i];
+    json["outputs"].push_back(output);
+  }
+  json["load_ms"] = run.load_ms;
+  json["first_run_ms"] = run.first_run_ms;
+  json["median_ms"] = run.median_ms;
+  json["repeats"] = run.times_ms.size();
+  json["kernel_calls"] = module.kernel_count();
+  json["arena_bytes"] = module.arena_bytes();
+  if (options.profile) {
+    json["kernels"] = Json::array();
+    for (const KernelProfileRow &row : kernel_profile(module)) {
+      Json kernel;
+      kernel["step"] = row.step;
+      kernel["kernel"] = row.symbol;
+      kernel["ops"] = row.ops;
+      kernel["median_ms"] = row.median_ms;
+      if (row.record_ms) kernel["record_ms"] = *row.record_ms;
+      json["kernels"].push_back(kernel);
+    }
+  }
+  std::printf("%s\n", dump_json(json).c_str());
+}
+
+void print_run_text(const Module &module, const RunOptions &options, const ArtifactRun &run,
+                    const std::vector<std::string> &notes) {
+  for (const std::string &note : notes) std::printf("note: %s\n", note.c_str());
+  for (size_t i = 0; i < run.outputs.size(); ++i)
+    std::printf("output %-24s %s%s\n", module.outputs()[i].name.c_str(), run.outputs[i].type().to_string().c_str(),
+                i < run.written.size() ? ("  -> " + run.written[i]).c_str() : "");
+  std::printf("loaded in %.1f ms (%d kernel calls per run, arena %.2f MB); first run %.2f ms\n", run.load_ms,
+              module.kernel_count(), module.arena_bytes() / 1e6, run.first_run_ms);
+  if (!run.times_ms.empty())
+    std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", run.median_ms, run.times_ms.size(),
+                run.times_ms.front(), run.times_ms.back());
+  if (options.profile) print_kernel_profile(kernel_profile(module), run.median_ms);
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The first run, then `repeat` timed ones.
+void run_and_time(Module &module, const std::vector<Tensor> &inputs, int repeat, ArtifactRun &run) {
+  const auto start = std::chrono::steady_clock::now();
+  run.outputs = module.run(inputs);
+  run.first_run_ms = ms_since(start);
+  for (int r = 0; r < repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    module.run(inputs);
+    run.times_ms.push_back(ms_since(t0));
+  }
+  std::sort(run.times_ms.begin(), run.times_ms.end());
+  run.median_ms = run.times_ms.empty() ? run.first_run_ms : run.times_ms[run.times_ms.size() / 2];
+}
+
+ModuleOptions module_options(const RunOptions &options) {
   ModuleOptions load_options;
   load_options.threads = options.threads;
   load_options.profile = options.profile;
   load_options.weights_in_huge_pages = !options.mapped_weights;
   load_options.pin_threads = !options.no_pin;
+  return load_options;
+}
+
+}  // namespace
+
+int run_artifact_command(const RunOptions &options) {
+  if (auto artifact = check_artifact_directory(options.model_path); !artifact.ok()) return fail(artifact.error().message);
+  if (!options.db_path.empty()) return fail("--db applies when compiling; an artifact already holds its schedules");
   try {
+    ArtifactRun run;
     const auto load_start = std::chrono::steady_clock::now();
-    Module module = Module::load(options.model_path, load_options);
-    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+    Module module = Module::load(options.model_path, module_options(options));
+    run.load_ms = ms_since(load_start);
     std::vector<std::string> notes;
-    auto inputs = artifact_inputs(module, options, notes);
+    auto inputs = artifact_inputs(module, options.inputs, options.seed, max_input_bytes(options), notes);
     if (!inputs.ok()) return fail(inputs.error().message);
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<Tensor> outputs = module.run(inputs.value());
-    const double first_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::vector<double> times_ms;
-    for (int r = 0; r < options.repeat; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      module.run(inputs.value());
-      times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(times_ms.begin(), times_ms.end());
-    const double median_ms = times_ms.empty() ? first_run_ms : times_ms[times_ms.size() / 2];
-    std::vector<std::string> written;
+    run_and_time(module, inputs.value(), options.repeat, run);
     if (!options.output_dir.empty()) {
       std::vector<std::string> names;
       for (const TensorDesc &d : module.outputs()) names.push_back(d.name);
-      auto files = write_output_files(options.output_dir, names, outputs);
+      auto files = write_output_files(options.output_dir, names, run.outputs);
       if (!files.ok()) return fail(files.error().message);
-      written = std::move(files.value());
+      run.written = std::move(files.value());
     }
-    if (options.json) {
-      Json json;
-      json["model"] = options.model_path;
-      json["outputs"] = Json::array();
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        Json output;
-        output["name"] = module.outputs()[i].name;
-        output["type"] = outputs[i].type().to_string();
-        if (i < written.size()) output["file"] = written[i];
-        json["outputs"].push_back(output);
-      }
-      json["load_ms"] = load_ms;
-      json["first_run_ms"] = first_run_ms;
-      json["median_ms"] = median_ms;
-      json["repeats"] = times_ms.size();
-      json["kernel_calls"] = module.kernel_count();
-      json["arena_bytes"] = module.arena_bytes();
-      if (options.profile) {
-        json["kernels"] = Json::array();
-        for (const KernelProfileRow &row : kernel_profile(module)) {
-          Json kernel;
-          kernel["step"] = row.step;
-          kernel["kernel"] = row.symbol;
-          kernel["ops"] = row.ops;
-          kernel["median_ms"] = row.median_ms;
-          if (row.record_ms) kernel["record_ms"] = *row.record_ms;
-          json["kernels"].push_back(kernel);
-        }
-      }
-      std::printf("%s\n", dump_json(json).c_str());
-      return 0;
-    }
-    for (const std::string &note : notes) std::printf("note: %s\n", note.c_str());
-    for (size_t i = 0; i < outputs.size(); ++i)
-      std::printf("output %-24s %s%s\n", module.outputs()[i].name.c_str(), outputs[i].type().to_string().c_str(),
-                  i < written.size() ? ("  -> " + written[i]).c_str() : "");
-    std::printf("loaded in %.1f ms (%d kernel calls per run, arena %.2f MB); first run %.2f ms\n", load_ms,
-                module.kernel_count(), module.arena_bytes() / 1e6, first_run_ms);
-    if (!times_ms.empty())
-      std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", median_ms, times_ms.size(),
-                  times_ms.front(), times_ms.back());
-    if (options.profile) print_kernel_profile(kernel_profile(module), median_ms);
+    if (options.json) print_run_json(module, options, run);
+    else print_run_text(module, options, run, notes);
   } catch (const ModuleError &e) {
     return fail(e.what());
   }

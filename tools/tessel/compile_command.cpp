@@ -1,7 +1,6 @@
 // `tessel compile model.onnx --db tessel.db -o model.tsl`: the deployable artifact.
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <unistd.h>
 
 #include "base/json.h"
@@ -20,47 +19,38 @@ int write_ptx_command(const Graph &graph, const Target &target, const DeploySche
 
 namespace {
 
-/// --select-in-graph: a trial artifact with up to K records per task, the choice made by
-/// running it, and a lookup that answers with the chosen record of every task.
-Result<DeployScheduleLookup> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
-                                                       const std::shared_ptr<BestRecordSource> &source,
-                                                       const CompileCommandOptions &options) {
-  const std::string target = base.target.to_string();
-  ArtifactCompileOptions trial = base;
-  trial.alternatives = [source, target, k = options.select_in_graph](const std::string &key)
-      -> Result<std::vector<DeployedSchedule>> {
-    auto records = source->fastest(key, target, 400);
-    if (!records.ok()) return records.error();
-    return alternatives_to_try(records.value(), k);
-  };
-  const std::string trial_path =
-      std::filesystem::path(options.output_path).string() + ".trial-" + std::to_string(::getpid());
-  std::fprintf(stderr, "in-graph selection: compiling up to %d records per task into %s\n", options.select_in_graph,
-               trial_path.c_str());
-  auto compiled = compile_artifact(graph, trial, trial_path);
-  if (!compiled.ok()) return compiled.error();
-  InGraphSelectionOptions selection_options;
-  selection_options.threads = options.threads;
-  selection_options.log = [](const std::string &line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
-  auto selection = select_in_graph(trial_path, compiled->alternatives, selection_options);
-  std::error_code ec;
-  std::filesystem::remove_all(trial_path, ec);
-  if (!selection.ok()) return selection.error();
-  std::fprintf(stderr, "in-graph selection: kernel time per run %.3f ms with the fastest records alone, %.3f ms chosen\n",
-               selection->latency_before_ms, selection->latency_after_ms);
-  std::map<std::string, DeployedSchedule> chosen;
-  for (size_t t = 0; t < selection->tasks.size(); ++t) {
-    const TaskSelection &s = selection->tasks[t];
-    for (const TaskAlternatives &task : compiled->alternatives)
-      if (task.workload_key == s.workload_key) chosen[s.workload_key] = task.alternatives[s.chosen].schedule;
+/// The tuning records to deploy from (null: none, said on stderr).
+Result<std::shared_ptr<BestRecordSource>> open_records(const std::string &records, bool log_given) {
+  if (records.empty()) {
+    std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
+    return std::shared_ptr<BestRecordSource>();
   }
-  DeployScheduleLookup best = base.schedules;
-  return DeployScheduleLookup([chosen = std::move(chosen), best](const std::string &key)
-                                  -> Result<std::optional<DeployedSchedule>> {
-    auto it = chosen.find(key);
-    if (it != chosen.end()) return std::optional<DeployedSchedule>(it->second);
-    return best(key);
-  });
+  if (!database_may_exist(records))
+    return make_error(ErrorKind::NotFound, "tuning records '" + records + "' do not exist");
+  // --db names a database: one that is not says so (read as a log, it failed as a log).
+  TESSEL_TRY(auto opened, open_best_record_source(records, log_given ? RecordFileKind::Either : RecordFileKind::Database));
+  return std::shared_ptr<BestRecordSource>(std::move(opened));
+}
+
+void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommandOptions &options,
+                           const std::string &records) {
+  if (options.json) {
+    Json json;
+    json["artifact"] = options.output_path;
+    json["kernel_steps"] = s.kernel_steps;
+    json["compiled_kernels"] = s.compiled_kernels;
+    json["tuned_tasks"] = s.tuned_tasks;
+    json["default_tasks"] = s.default_tasks;
+    json["arena_bytes"] = s.arena_bytes;
+    json["weights_bytes"] = s.weights_bytes;
+    json["seconds"] = s.seconds;
+    std::printf("%s\n", dump_json(json).c_str());
+    return;
+  }
+  std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",
+              options.output_path.c_str(), s.kernel_steps, s.compiled_kernels, s.tuned_tasks, s.default_tasks);
+  std::printf("arena %.2f MB, weights %.2f MB, compiled in %.1f s%s%s\n", s.arena_bytes / 1e6, s.weights_bytes / 1e6,
+              s.seconds, records.empty() ? "" : ", records from ", records.c_str());
 }
 
 }  // namespace
@@ -82,59 +72,41 @@ int compile_command(const CompileCommandOptions &options) {
   // (every task gets its default schedule) and said.
   std::string records = !options.log_path.empty() ? options.log_path : options.db_path;
   if (records.empty() && std::filesystem::exists("tessel.db")) records = "tessel.db";
-  std::shared_ptr<BestRecordSource> source;
-  if (!records.empty()) {
-    if (!database_may_exist(records)) return fail("tuning records '" + records + "' do not exist");
-    // --db names a database: one that is not says so (read as a log, it failed as a log).
-    auto opened = open_best_record_source(records, options.log_path.empty() ? RecordFileKind::Database
-                                                                              : RecordFileKind::Either);
-    if (!opened.ok()) return fail(opened.error().message);
-    source = std::move(opened.value());
-  } else {
-    std::fprintf(stderr, "note: no tuning database or log (--db, --log, ./tessel.db): every task gets its default schedule\n");
-  }
+  auto source = open_records(records, !options.log_path.empty());
+  if (!source.ok()) return fail(source.error().message);
   if (target->kind != Target::Kind::Cuda && !options.ptx_dir.empty()) return fail("--ptx needs --target cuda");
   auto graph = load_optimized_model(options.model_path, options.optimize);
   if (!graph.ok()) return fail(graph.error().message);
   if (!options.ptx_dir.empty())
     return write_ptx_command(graph.value(), target.value(),
-                             source ? deployed_schedule_lookup(source, target->to_string()) : DeployScheduleLookup{},
+                             *source ? deployed_schedule_lookup(*source, target->to_string()) : DeployScheduleLookup{},
                              options.ptx_dir);
 
   ArtifactCompileOptions compile;
   compile.target = target.value();
   compile.model_path = options.model_path;
   compile.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  if (source)
-    compile.schedules = deployed_schedule_lookup(source, target->to_string(), [](const std::string &w) {
+  if (*source)
+    compile.schedules = deployed_schedule_lookup(*source, target->to_string(), [](const std::string &w) {
       std::fprintf(stderr, "warning: %s\n", w.c_str());
     });
   if (options.select_in_graph > 0) {
-    if (!source) return fail("--select-in-graph needs tuning records (--db or --log)");
-    auto chosen = select_schedules_in_graph(graph.value(), compile, source, options);
+    if (!*source) return fail("--select-in-graph needs tuning records (--db or --log)");
+    const std::string trial_path = options.output_path + ".trial-" + std::to_string(::getpid());
+    std::fprintf(stderr, "in-graph selection: compiling up to %d records per task into %s\n", options.select_in_graph,
+                 trial_path.c_str());
+    InGraphSelectionOptions selection;
+    selection.threads = options.threads;
+    selection.log = [](const std::string &line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
+    auto chosen = select_schedules_in_graph(graph.value(), compile, *source, options.select_in_graph, trial_path, selection);
     if (!chosen.ok()) return fail(chosen.error().message);
-    compile.schedules = chosen.value();
+    std::fprintf(stderr, "in-graph selection: kernel time per run %.3f ms with the fastest records alone, %.3f ms chosen\n",
+                 chosen->latency_before_ms, chosen->latency_after_ms);
+    compile.schedules = chosen->schedules;
   }
   auto summary = compile_artifact(graph.value(), compile, options.output_path);
   if (!summary.ok()) return fail(summary.error().message);
-  const ArtifactCompileSummary &s = summary.value();
-  if (options.json) {
-    Json json;
-    json["artifact"] = options.output_path;
-    json["kernel_steps"] = s.kernel_steps;
-    json["compiled_kernels"] = s.compiled_kernels;
-    json["tuned_tasks"] = s.tuned_tasks;
-    json["default_tasks"] = s.default_tasks;
-    json["arena_bytes"] = s.arena_bytes;
-    json["weights_bytes"] = s.weights_bytes;
-    json["seconds"] = s.seconds;
-    std::printf("%s\n", dump_json(json).c_str());
-    return 0;
-  }
-  std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",
-              options.output_path.c_str(), s.kernel_steps, s.compiled_kernels, s.tuned_tasks, s.default_tasks);
-  std::printf("arena %.2f MB, weights %.2f MB, compiled in %.1f s%s%s\n", s.arena_bytes / 1e6, s.weights_bytes / 1e6,
-              s.seconds, records.empty() ? "" : ", records from ", records.c_str());
+  print_compile_summary(summary.value(), options, records);
   return 0;
 }
 

@@ -1,25 +1,18 @@
 // `tessel db`: look into and move the tuning database (DESIGN.md, tuning_db/).
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <set>
-#include <sstream>
 
 #include "base/json.h"
 #include "codegen/target.h"
 #include "tools/tessel/commands.h"
 #include "tools/tessel/db_options.h"
 #include "tuning_db/database_location.h"
+#include "tuning_db/database_transfer.h"
 #include "tuning_db/tuning_database.h"
 #include "tuning_db/tuning_log_line.h"
 #include "tuning_db/work_queue.h"
-#include "executor/load_model.h"
-#include "graph/fusion/fuse.h"
 #include "tuner/cost_model_training.h"
 
 namespace tessel {
@@ -81,19 +74,6 @@ CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
 }
 
 namespace {
-
-/// Queries never create a database, and work on one the user may not write. On a server
-/// they need the current schema (read-only sessions migrate nothing).
-Result<TuningDatabase> open_existing(const std::string &location) {
-  DatabaseOpenOptions options;
-  if (is_postgres_url(location)) {
-    options.read_only = true;
-    return TuningDatabase::open(location, options);
-  }
-  if (::access(location.c_str(), F_OK) != 0) return make_error(location + ": no such tuning database");
-  options.read_only = ::access(location.c_str(), W_OK) != 0;
-  return TuningDatabase::open(location, options);
-}
 
 /// "llvm", "cpu" and "host" name the same target; records use Target::to_string().
 Result<std::string> canonical_target(const std::string &text) {
@@ -222,46 +202,15 @@ int export_log(const TuningDatabase &db, const DbOptions &options) {
     std::fprintf(stderr, "exported %lld records\n", static_cast<long long>(written.value()));
     return 0;
   }
-  // Written aside and renamed into place: a failed export leaves no truncated log behind.
-  const std::string partial = options.output_path + ".partial";
-  int64_t count = 0;
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(options.output_path + ": cannot write the tuning log (" + std::strerror(errno) + ")");
-    auto written = db.export_jsonl(out, filter);
-    out.close();
-    if (!written.ok() || !out) {
-      std::remove(partial.c_str());
-      return fail(written.ok() ? options.output_path + ": cannot write the tuning log"
-                               : options.output_path + ": " + written.error().message);
-    }
-    count = written.value();
-  }
-  if (std::rename(partial.c_str(), options.output_path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(partial.c_str());
-    return fail(options.output_path + ": cannot write the tuning log (" + reason + ")");
-  }
-  std::printf("exported %lld records to %s\n", static_cast<long long>(count), options.output_path.c_str());
+  auto count = export_log_file(db, filter, options.output_path);
+  if (!count.ok()) return fail(count.error().message);
+  std::printf("exported %lld records to %s\n", static_cast<long long>(count.value()), options.output_path.c_str());
   return 0;
 }
 
 int import_log(const DbOptions &options) {
-  std::ifstream in(options.log_path, std::ios::binary);
-  if (!in) return fail(options.log_path + ": cannot open tuning log (" + std::strerror(errno) + ")");
-  const bool db_existed = database_may_exist(options.db_path);
-  Result<ImportSummary> summary = make_error("");
-  {
-    auto db = TuningDatabase::open(options.db_path);
-    if (!db.ok()) return fail(db.error().message);
-    summary = db->import_jsonl(in, options.log_path);
-  }
-  if (!summary.ok()) {
-    // A failed import into a new database leaves no empty database behind.
-    if (!db_existed)
-      for (const char *suffix : {"", "-wal", "-shm"}) std::remove((options.db_path + suffix).c_str());
-    return fail(summary.error().message + " (nothing was imported)");
-  }
+  auto summary = import_log_file(options.db_path, options.log_path);
+  if (!summary.ok()) return fail(summary.error().message);
   std::printf("imported %lld new records from %s into %s (%lld duplicates skipped, %lld new workloads)\n",
               static_cast<long long>(summary->inserted), options.log_path.c_str(),
               masked_location(options.db_path).c_str(),
@@ -285,34 +234,14 @@ int prune_records(const DbOptions &options) {
   return 0;
 }
 
-/// Through the tuning log, in memory: the same reader and writer as export and import, so
-/// a copy checks every record the way an import does, and lands in one transaction.
 int copy_records(const DbOptions &options) {
-  auto from = open_existing(options.copy_from);
-  if (!from.ok()) return fail(from.error().message);
-  auto to = TuningDatabase::open(options.copy_to);
-  if (!to.ok()) return fail(to.error().message);
-  std::stringstream log;
-  auto exported = from->export_jsonl(log);
-  if (!exported.ok()) return fail(exported.error().message);
-  auto summary = to->import_jsonl(log, from->location());
-  if (!summary.ok()) return fail(summary.error().message + " (nothing was copied)");
+  auto copied = copy_database(options.copy_from, options.copy_to);
+  if (!copied.ok()) return fail(copied.error().message);
   std::printf("copied %lld records from %s into %s (%lld new, %lld duplicates skipped, %lld new workloads)\n",
-              static_cast<long long>(exported.value()), from->location().c_str(), to->location().c_str(),
-              static_cast<long long>(summary->inserted), static_cast<long long>(summary->duplicates),
-              static_cast<long long>(summary->new_workloads));
+              static_cast<long long>(copied->exported), copied->from.c_str(), copied->to.c_str(),
+              static_cast<long long>(copied->imported.inserted), static_cast<long long>(copied->imported.duplicates),
+              static_cast<long long>(copied->imported.new_workloads));
   return 0;
-}
-
-
-/// The distinct workload keys of the models, as `tessel tune` would see them.
-Result<std::set<std::string>> workloads_of_models(const std::vector<std::string> &paths) {
-  std::set<std::string> keys;
-  for (const std::string &path : paths) {
-    TESSEL_TRY(const Graph graph, load_optimized_model(path, OptimizeOptions{}));
-    for (const Workload &w : distinct_workloads(graph, partition_graph(graph))) keys.insert(w.workload_key);
-  }
-  return keys;
 }
 
 int train_model(const TuningDatabase &db, const DbOptions &options) {
@@ -334,7 +263,7 @@ int db_command(const DbOptions &options) {
   if (options.action == DbOptions::Action::Prune) return prune_records(options);
   if (options.action == DbOptions::Action::Copy) return copy_records(options);
   if (options.action == DbOptions::Action::None) return fail("db: expected stats, best, export, import, prune, copy or train-model");
-  auto db = open_existing(options.db_path);
+  auto db = open_existing_database(options.db_path);
   if (!db.ok()) return fail(db.error().message);
   switch (options.action) {
     case DbOptions::Action::Stats: return print_stats(db.value(), options.json);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "executor/model_inputs.h"
+#include "graph/fusion/workload_graph.h"
 #include "graph/infer/shape_inference.h"
 
 namespace tessel {
@@ -38,8 +39,15 @@ Result<void> require_positive(const std::vector<int64_t> &dims, size_t count, co
 }
 
 /// A small graph under construction: fed inputs, constant weights, one node after another.
+/// Its ops are read as a model's of the workloads' opset (axes of ReduceSum an input, of
+/// ReduceMean an attribute); an opset left at 0 made every rewrite's Reshape read its shape
+/// from an attribute, as before opset 5 (`tessel bench conv` failed after winograd_conv).
 struct GraphMaker {
-  Graph g;
+  Graph g = [] {
+    Graph graph;
+    graph.opset = kWorkloadOpset;
+    return graph;
+  }();
   uint64_t seed = 2;
   int input(const std::string &name, const Shape &shape) {
     const int t = g.add_tensor({name, TensorType{DType::Float32, shape, true}, std::nullopt});

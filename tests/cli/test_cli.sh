@@ -99,6 +99,10 @@ expect 0 "warning: cannot read tuning records .*no_records.db.*default schedules
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
 expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --failed --keep-best 1
 expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5
+# A 3x3 conv with 32+ channels is tuned as its Winograd kernels; a benchmark graph's Reshapes
+# read their shape input (they once read an attribute, as before opset 5, and failed).
+expect 0 "TesselWinogradInput" -- "$tessel" tune --op conv --shape 1,32,28,28,32,3,3 --trials 2 --batch 2 --db "$tmp/conv.db" --min-repeat-ms 5
+expect 0 "tessel x" -- "$tessel" bench conv 1,32,28,28,32,3,3 --vs default
 # The pretrained cost model: trained from a database, started from by a tune (which says so),
 # too few records or a missing file said plainly; transfer from the matmul's other shape.
 expect 1 "too few to train on" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/model.json"

@@ -184,7 +184,7 @@ int run_tessel(int argc, char **argv) {
                         "with --trials: tuning time at most (seconds, or 90s, 10m, 2h)")
       ->transform(kDuration)
       ->check(kPositive);
-  bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: all)")->delimiter(',');
+  bench_cmd->add_option("--vs", bench.vs, "peers: default,adams2019,onednn,openblas (default: default,onednn,openblas; Adams2019 takes minutes on a conv)")->delimiter(',');
   bench_cmd->add_option("--threads,-t", bench.threads, "threads for every row (default: all cores)")->check(kPositive);
   bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(kPositive);
   bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(kPositive);

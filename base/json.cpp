@@ -55,11 +55,11 @@ Result<Json> parse_json(const std::string &text) {
   try {
     return Json::parse(text, reject_repeated_keys);
   } catch (const Json::parse_error &error) {
-    return make_error(position_text(text, error.byte) + ": " + reason_of(error));
+    return make_error(ErrorKind::InvalidInput, position_text(text, error.byte) + ": " + reason_of(error));
   } catch (const Json::exception &error) {  // a number beyond a double's range
-    return make_error(reason_of(error));
+    return make_error(ErrorKind::InvalidInput, reason_of(error));
   } catch (const RepeatedKey &repeated) {
-    return make_error("key " + dump_json(Json(repeated.key)) + " appears twice in one object");
+    return make_error(ErrorKind::InvalidInput, "key " + dump_json(Json(repeated.key)) + " appears twice in one object");
   }
 }
 
@@ -100,8 +100,8 @@ const Json *json_find(const Json &object, const std::string &key) {
 }
 
 Error json_field_error(const std::string &field, const std::string &expected, const Json *found) {
-  if (!found) return make_error("missing " + field);
-  return make_error(field + " must be " + expected + ", not " + json_kind_name(*found));
+  if (!found) return make_error(ErrorKind::InvalidInput, "missing " + field);
+  return make_error(ErrorKind::InvalidInput, field + " must be " + expected + ", not " + json_kind_name(*found));
 }
 
 Result<std::vector<double>> json_numbers(const Json &value, const std::string &field) {
@@ -110,7 +110,8 @@ Result<std::vector<double>> json_numbers(const Json &value, const std::string &f
   numbers.reserve(value.size());
   for (const Json &item : value) {
     if (!item.is_number())
-      return make_error(field + " must be an array of numbers, not an array holding " + json_kind_name(item));
+      return make_error(ErrorKind::InvalidInput,
+                        field + " must be an array of numbers, not an array holding " + json_kind_name(item));
     numbers.push_back(item.get<double>());
   }
   return numbers;

@@ -46,9 +46,10 @@ Result<OwnedFd> open_inside(const std::string &folder, const std::string &relati
   const std::string shown = base + "/" + relative;
   const std::vector<std::string> parts = components(relative);
   if (relative.empty() || relative[0] == '/' || parts.empty())
-    return make_error(what + " '" + relative + "' must be a relative path inside " + base);
+    return make_error(ErrorKind::InvalidInput, what + " '" + relative + "' must be a relative path inside " + base);
   for (const std::string &p : parts)
-    if (p == "..") return make_error(what + " '" + relative + "' must be a relative path inside " + base);
+    if (p == "..")
+      return make_error(ErrorKind::InvalidInput, what + " '" + relative + "' must be a relative path inside " + base);
   OwnedFd dir(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0) return make_error(ErrorKind::Io, base + ": " + std::strerror(errno));
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -60,17 +61,19 @@ Result<OwnedFd> open_inside(const std::string &folder, const std::string &relati
       struct stat st;
       const bool link = ::fstatat(dir.get(), parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
       if (link)
-        return make_error(what + " " + shown + " is or goes through a symbolic link (" + parts[i] +
+        return make_error(ErrorKind::InvalidInput,
+                          what + " " + shown + " is or goes through a symbolic link (" + parts[i] +
                           "); files a model or artifact names must be regular files inside its folder");
       if (err == ENOENT) return make_error(ErrorKind::NotFound, what + " " + shown + ": missing");
-      if (err == ENOTDIR) return make_error(what + " " + shown + ": " + parts[i] + " is not a folder");
+      if (err == ENOTDIR)
+        return make_error(ErrorKind::InvalidInput, what + " " + shown + ": " + parts[i] + " is not a folder");
       return make_error(ErrorKind::Io, what + " " + shown + ": " + std::strerror(err));
     }
     dir = std::move(next);
   }
   struct stat st;
   if (::fstat(dir.get(), &st) != 0) return make_error(ErrorKind::Io, what + " " + shown + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return make_error(what + " " + shown + " is not a regular file");
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorKind::InvalidInput, what + " " + shown + " is not a regular file");
   // O_NONBLOCK only kept a FIFO from blocking the open; reads of a regular file ignore it.
   ::fcntl(dir.get(), F_SETFL, ::fcntl(dir.get(), F_GETFL) & ~O_NONBLOCK);
   return dir;
@@ -81,7 +84,8 @@ Result<std::string> resolve_inside(const std::string &folder, const std::string 
   if (!fd.ok()) return fd.error();
   const std::string joined = (folder.empty() ? std::string(".") : folder) + "/" + relative;
   char resolved[PATH_MAX];
-  if (!::realpath(joined.c_str(), resolved)) return make_error(what + " " + joined + ": " + std::strerror(errno));
+  if (!::realpath(joined.c_str(), resolved))
+    return make_error(ErrorKind::Io, what + " " + joined + ": " + std::strerror(errno));
   return std::string(resolved);
 }
 

@@ -17,12 +17,14 @@ enum class ErrorKind {
   NotFound,      // a file, record, device or name that does not exist
   Unsupported,   // valid, but beyond what tessel (or this machine) does
   Io,            // reading, writing or talking to another process failed
+  Unreachable,   // a server that may answer again (connection lost, restarting): worth retrying
   Internal,      // a bug or a failing system call
   Timeout,       // took longer than allowed
   Crash,         // a process died (a signal, or an exit without a result)
 };
 
-/// "unspecified", "invalid_input", "not_found", "unsupported", "io", "internal", "timeout", "crash".
+/// "unspecified", "invalid_input", "not_found", "unsupported", "io", "unreachable", "internal",
+/// "timeout", "crash".
 inline const char *to_text(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::Unspecified: return "unspecified";
@@ -30,6 +32,7 @@ inline const char *to_text(ErrorKind kind) {
     case ErrorKind::NotFound: return "not_found";
     case ErrorKind::Unsupported: return "unsupported";
     case ErrorKind::Io: return "io";
+    case ErrorKind::Unreachable: return "unreachable";
     case ErrorKind::Internal: return "internal";
     case ErrorKind::Timeout: return "timeout";
     case ErrorKind::Crash: return "crash";

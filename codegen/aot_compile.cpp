@@ -16,7 +16,8 @@ Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &
   install_halide_handlers();
   bool identifier = !function_name.empty() && !std::isdigit(static_cast<unsigned char>(function_name[0]));
   for (char c : function_name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  if (!identifier) return make_error("kernel name '" + function_name + "' is not a C identifier");
+  if (!identifier)
+    return make_error(ErrorKind::InvalidInput, "kernel name '" + function_name + "' is not a C identifier");
   std::vector<Halide::Argument> arguments;
   AotOutput out;
   for (size_t i = 0; i < pipeline.parameters.size(); ++i)
@@ -40,7 +41,7 @@ Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &
     std::error_code ignored;
     std::filesystem::remove(out.object_path, ignored);
     std::filesystem::remove(out.header_path, ignored);
-    return make_error("ahead-of-time compilation of '" + function_name + "' failed: " + e.what());
+    return make_error(ErrorKind::Internal, "ahead-of-time compilation of '" + function_name + "' failed: " + e.what());
   }
   return out;
 }
@@ -52,7 +53,7 @@ Result<void> compile_runtime_object(const Target &target, const std::string &obj
   } catch (const Halide::Error &e) {
     std::error_code ignored;
     std::filesystem::remove(object_path, ignored);
-    return make_error(std::string("compiling Halide's runtime failed: ") + e.what());
+    return make_error(ErrorKind::Internal, std::string("compiling Halide's runtime failed: ") + e.what());
   }
   return {};
 }

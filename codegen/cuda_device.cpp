@@ -51,14 +51,16 @@ bool load(void *library, const char *symbol, F &f) {
 Result<Driver> open_driver() {
   Driver d;
   d.library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!d.library) return make_error("no CUDA driver on this machine (libcuda.so.1 could not be loaded)");
+  if (!d.library)
+    return make_error(ErrorKind::Unsupported, "no CUDA driver on this machine (libcuda.so.1 could not be loaded)");
   const bool ok = load(d.library, "cuInit", d.init) && load(d.library, "cuDriverGetVersion", d.driver_version) &&
                   load(d.library, "cuDeviceGetCount", d.device_count) && load(d.library, "cuDeviceGet", d.device_get) &&
                   load(d.library, "cuDeviceGetName", d.device_name) &&
                   load(d.library, "cuDeviceGetAttribute", d.attribute) &&
                   load(d.library, "cuDeviceTotalMem_v2", d.total_memory);
   load(d.library, "cuGetErrorName", d.error_name);
-  if (!ok) return make_error("the CUDA driver library lacks a driver API entry point tessel needs");
+  if (!ok)
+    return make_error(ErrorKind::Unsupported, "the CUDA driver library lacks a driver API entry point tessel needs");
   return d;
 }
 
@@ -84,14 +86,18 @@ namespace {
 /// The query itself: initializes the driver in the calling process.
 Result<CudaDeviceInfo> query_in_this_process(int ordinal) {
   TESSEL_TRY(const Driver d, open_driver());
-  if (CuResult r = d.init(0); r != kCudaSuccess) return make_error("cuInit failed: " + d.error(r) + "; no usable CUDA device");
+  if (CuResult r = d.init(0); r != kCudaSuccess)
+    return make_error(ErrorKind::Unsupported, "cuInit failed: " + d.error(r) + "; no usable CUDA device");
   int count = 0;
-  if (CuResult r = d.device_count(&count); r != kCudaSuccess) return make_error("cuDeviceGetCount failed: " + d.error(r));
+  if (CuResult r = d.device_count(&count); r != kCudaSuccess)
+    return make_error(ErrorKind::Internal, "cuDeviceGetCount failed: " + d.error(r));
   if (ordinal < 0 || ordinal >= count)
-    return make_error("CUDA device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
+    return make_error(ErrorKind::NotFound,
+                      "CUDA device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
                       " device(s) found)");
   CuDevice device = 0;
-  if (CuResult r = d.device_get(&device, ordinal); r != kCudaSuccess) return make_error("cuDeviceGet failed: " + d.error(r));
+  if (CuResult r = d.device_get(&device, ordinal); r != kCudaSuccess)
+    return make_error(ErrorKind::Internal, "cuDeviceGet failed: " + d.error(r));
   CudaDeviceInfo info;
   info.ordinal = ordinal;
   char name[256] = {};
@@ -175,7 +181,8 @@ Result<CudaDeviceInfo> query_cuda_device(int ordinal) {
 
 Result<void> make_cuda_driver_visible() {
   static const bool loaded = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
-  if (!loaded) return make_error("no CUDA driver on this machine (libcuda.so.1 could not be loaded)");
+  if (!loaded)
+    return make_error(ErrorKind::Unsupported, "no CUDA driver on this machine (libcuda.so.1 could not be loaded)");
   return {};
 }
 

@@ -65,7 +65,7 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
     state->compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } catch (const Halide::Error &e) {
-    return make_error(std::string("Halide failed to compile the kernel: ") + e.what());
+    return make_error(ErrorKind::Internal, std::string("Halide failed to compile the kernel: ") + e.what());
   }
   JitKernel kernel;
   kernel.state_ = std::move(state);
@@ -85,7 +85,7 @@ Result<void> JitKernel::prepare_shared_runtime() {
       probe.parallel(x);
       probe.compile_jit(Halide::Target(Target{}.halide_target()));
     } catch (const Halide::Error &e) {
-      return make_error(std::string("Halide failed to compile its runtime: ") + e.what());
+      return make_error(ErrorKind::Internal, std::string("Halide failed to compile its runtime: ") + e.what());
     }
     return {};
   }();
@@ -107,7 +107,7 @@ Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inpu
   for (size_t i = 0; i < p.parameters.size(); ++i) {
     if (!p.parameter_used[i]) continue;
     if (i >= inputs.size() || inputs[i] == nullptr)
-      return make_error("kernel input " + std::to_string(i) + " is missing");
+      return make_error(ErrorKind::InvalidInput, "kernel input " + std::to_string(i) + " is missing");
     bound->inputs.push_back(as_halide_buffer(*inputs[i], p.parameters[i].type()));
     bound->params.set(p.parameters[i], bound->inputs.back());
   }
@@ -125,10 +125,12 @@ Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inpu
         // (every JIT GPU result was wrong on the first H100 run, while artifacts were right).
         b.set_host_dirty();
         if (int err = b.copy_to_device(api, state_->target); err != 0)
-          return make_error("copying a kernel input to the GPU failed (Halide error " + std::to_string(err) + ")");
+          return make_error(ErrorKind::Internal,
+                            "copying a kernel input to the GPU failed (Halide error " + std::to_string(err) + ")");
       }
     } catch (const Halide::Error &e) {
-      return make_error(std::string("binding the kernel's buffers on the GPU failed: ") + e.what());
+      return make_error(ErrorKind::Internal,
+                        std::string("binding the kernel's buffers on the GPU failed: ") + e.what());
     }
   }
   Bound result;
@@ -147,18 +149,20 @@ Result<void> JitKernel::Bound::run() {
     if (s.gpu && capture.message.empty())
       for (Halide::Buffer<> &b : s.outputs)
         if (int err = b.device_sync(); err != 0)
-          return make_error("waiting for the GPU failed (Halide error " + std::to_string(err) + ")");
+          return make_error(ErrorKind::Internal,
+                            "waiting for the GPU failed (Halide error " + std::to_string(err) + ")");
   } catch (const Halide::Error &e) {
-    return make_error(std::string("kernel failed: ") + e.what());
+    return make_error(ErrorKind::Internal, std::string("kernel failed: ") + e.what());
   }
-  if (!capture.message.empty()) return make_error("kernel failed: " + capture.message);
+  if (!capture.message.empty()) return make_error(ErrorKind::Internal, "kernel failed: " + capture.message);
   return {};
 }
 
 Result<void> JitKernel::Bound::finish() {
   for (Halide::Buffer<> &b : state_->outputs)
     if (int err = b.copy_to_host(); err != 0)
-      return make_error("copying a kernel output back from the GPU failed (Halide error " + std::to_string(err) + ")");
+      return make_error(ErrorKind::Internal,
+                        "copying a kernel output back from the GPU failed (Halide error " + std::to_string(err) + ")");
   return {};
 }
 

@@ -66,7 +66,8 @@ std::string decode_llvm_string(const std::string &text, size_t start) {
 
 Result<std::string> compile_to_ptx(const NodePipeline &pipeline, const Target &target) {
   install_halide_handlers();
-  if (target.kind != Target::Kind::Cuda) return make_error("PTX needs a cuda target, not '" + target.to_string() + "'");
+  if (target.kind != Target::Kind::Cuda)
+    return make_error(ErrorKind::InvalidInput, "PTX needs a cuda target, not '" + target.to_string() + "'");
   std::vector<Halide::Argument> arguments;
   for (size_t i = 0; i < pipeline.parameters.size(); ++i)
     if (pipeline.parameter_used[i]) arguments.push_back(pipeline.parameters[i]);
@@ -78,15 +79,17 @@ Result<std::string> compile_to_ptx(const NodePipeline &pipeline, const Target &t
     Halide::Pipeline p = pipeline.pipeline;
     p.compile_to({{Halide::OutputFileType::llvm_assembly, ll.string()}}, arguments, "tessel_gpu_kernel", t);
   } catch (const Halide::Error &e) {
-    return make_error(std::string("CUDA code generation failed: ") + e.what());
+    return make_error(ErrorKind::Internal, std::string("CUDA code generation failed: ") + e.what());
   }
   const std::string text = read_file(ll);
   const size_t global = text.find("gpu_source_kernels");
-  if (global == std::string::npos) return make_error("the pipeline has no GPU kernel (every stage runs on the host)");
+  if (global == std::string::npos)
+    return make_error(ErrorKind::InvalidInput, "the pipeline has no GPU kernel (every stage runs on the host)");
   const size_t body = text.find("c\"", global);
-  if (body == std::string::npos) return make_error("Halide's output holds no PTX string");
+  if (body == std::string::npos) return make_error(ErrorKind::Internal, "Halide's output holds no PTX string");
   std::string ptx = decode_llvm_string(text, body + 2);
-  if (ptx.find(".entry") == std::string::npos) return make_error("the PTX module has no kernel entry");
+  if (ptx.find(".entry") == std::string::npos)
+    return make_error(ErrorKind::Internal, "the PTX module has no kernel entry");
   return ptx;
 }
 
@@ -114,7 +117,8 @@ std::optional<std::string> find_ptxas() {
 }
 
 Result<PtxasReport> assemble_ptx(const std::string &ptxas, const std::string &ptx, const std::string &arch) {
-  if (arch.rfind("sm_", 0) != 0) return make_error("bad architecture '" + arch + "' (expected sm_XY)");
+  if (arch.rfind("sm_", 0) != 0)
+    return make_error(ErrorKind::InvalidInput, "bad architecture '" + arch + "' (expected sm_XY)");
   ScratchDir scratch;
   const fs::path in = scratch.file("kernel.ptx"), out = scratch.file("kernel.cubin"), log = scratch.file("ptxas.log");
   std::ofstream(in, std::ios::binary) << ptx;

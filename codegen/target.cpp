@@ -82,19 +82,20 @@ Result<Target> parse_target(const std::string &text) {
   std::istringstream in(text);
   std::string word;
   Target target;
-  if (!(in >> word)) return make_error("empty --target");
+  if (!(in >> word)) return make_error(ErrorKind::InvalidInput, "empty --target");
   if (word == "llvm" || word == "cpu" || word == "host") target.kind = Target::Kind::Host;
   else if (word == "cuda") target.kind = Target::Kind::Cuda;
-  else return make_error("unknown target '" + word + "' (expected llvm or cuda)");
+  else return make_error(ErrorKind::InvalidInput, "unknown target '" + word + "' (expected llvm or cuda)");
   while (in >> word) {
     if (word.rfind("-mcpu=", 0) == 0 && target.kind == Target::Kind::Host) target.mcpu = word.substr(6);
     else if (word.rfind("-arch=", 0) == 0 && target.kind == Target::Kind::Cuda) {
       target.mcpu = word.substr(6);
       const bool digits = target.mcpu.size() >= 5 && target.mcpu.find_first_not_of("0123456789", 3) == std::string::npos;
       if (target.mcpu.rfind("sm_", 0) != 0 || !digits || std::atoi(target.mcpu.c_str() + 3) < 30)
-        return make_error("bad CUDA architecture '" + target.mcpu + "' (expected sm_XY, XY >= 30, e.g. sm_86 or sm_90)");
+        return make_error(ErrorKind::InvalidInput,
+                          "bad CUDA architecture '" + target.mcpu + "' (expected sm_XY, XY >= 30, e.g. sm_86 or sm_90)");
     }
-    else return make_error("unknown target option '" + word + "' in '" + text + "'");
+    else return make_error(ErrorKind::InvalidInput, "unknown target option '" + word + "' in '" + text + "'");
   }
   return target;
 }

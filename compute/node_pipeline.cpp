@@ -15,7 +15,7 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
     const Node &node, int64_t opset, const std::vector<TensorType> &input_types,
     const std::vector<const Tensor *> &input_values, const std::vector<TensorType> &output_types) {
   const ComputeFn *rule = find_compute_rule(node.op_type);
-  if (!rule) return make_error("node '" + node.name + "': no kernel for op " + node.op_type);
+  if (!rule) return make_error(ErrorKind::Unsupported, "node '" + node.name + "': no kernel for op " + node.op_type);
   try {
     auto result = std::make_shared<NodePipeline>();
     ComputeContext ctx{node, opset, {}, input_values, output_types};
@@ -39,21 +39,22 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
       // Halide cannot realize an empty buffer; an empty output needs no work anyway.
       if (!outputs[i].defined() || shape_numel(outputs[i].shape) == 0) continue;
       if (i < output_types.size() && outputs[i].shape != output_types[i].shape)
-        return make_error("node '" + node.name + "' (" + node.op_type + "): kernel output " +
-                          std::to_string(i) + " has shape " + shape_to_string(outputs[i].shape) +
-                          " but inference says " + shape_to_string(output_types[i].shape));
+        return make_error(ErrorKind::Internal, "node '" + node.name + "' (" + node.op_type + "): kernel output " +
+                                               std::to_string(i) + " has shape " + shape_to_string(outputs[i].shape) +
+                                               " but inference says " + shape_to_string(output_types[i].shape));
       apply_default_schedule(outputs[i]);
       pin_dense_output_layout(outputs[i]);
       funcs.push_back(outputs[i].func);
       result->computed_outputs.push_back(static_cast<int>(i));
     }
-    if (funcs.empty()) return make_error("node '" + node.name + "': kernel computes no output");
+    if (funcs.empty()) return make_error(ErrorKind::Internal, "node '" + node.name + "': kernel computes no output");
     result->pipeline = Halide::Pipeline(funcs);
     record_used_parameters(*result);
     result->output_types = output_types;
     return result;
   } catch (const Halide::Error &e) {
-    return make_error("node '" + node.name + "' (" + node.op_type + "): Halide rejected the kernel: " + e.what());
+    return make_error(ErrorKind::Internal,
+                      "node '" + node.name + "' (" + node.op_type + "): Halide rejected the kernel: " + e.what());
   } catch (const std::exception &e) {
     return make_error(e.what());
   }

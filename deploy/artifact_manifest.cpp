@@ -101,7 +101,9 @@ class Fields {
     Result<std::string> dtype = string(v, "dtype", path + ".dtype");
     if (!dtype.ok()) return dtype.error();
     std::optional<DType> d = parse_artifact_dtype(dtype.value());
-    if (!d) return make_error("manifest field \"" + path + ".dtype\": unknown dtype \"" + dtype.value() + "\"");
+    if (!d)
+      return make_error(ErrorKind::InvalidInput,
+                        "manifest field \"" + path + ".dtype\": unknown dtype \"" + dtype.value() + "\"");
     t.dtype = *d;
     Result<const Json *> shape = get(v, "shape", path + ".shape", Json::value_t::array, "an array");
     if (!shape.ok()) return shape.error();
@@ -141,7 +143,8 @@ class Fields {
     Result<std::string> schedule = string(v, "schedule", path + ".schedule");
     if (!schedule.ok()) return schedule.error();
     if (schedule.value() != "tuned" && schedule.value() != "default")
-      return make_error("manifest field \"" + path + ".schedule\" must be \"tuned\" or \"default\", not \"" +
+      return make_error(ErrorKind::InvalidInput,
+                        "manifest field \"" + path + ".schedule\" must be \"tuned\" or \"default\", not \"" +
                         schedule.value() + "\"");
     t.tuned = schedule.value() == "tuned";
     Result<std::string> hash = optional_string(v, "schedule_hash", path + ".schedule_hash");
@@ -168,7 +171,8 @@ class Fields {
     Result<std::string> hash = string(*v.value(), "fnv1a64", path + ".fnv1a64");
     if (!hash.ok()) return hash.error();
     if (!is_hash_text(hash.value()))
-      return make_error("manifest field \"" + path + ".fnv1a64\" must be 16 lower-case hex digits, not \"" +
+      return make_error(ErrorKind::InvalidInput,
+                        "manifest field \"" + path + ".fnv1a64\" must be 16 lower-case hex digits, not \"" +
                         hash.value() + "\"");
     f.fnv1a64 = hash.value();
     return f;
@@ -220,11 +224,12 @@ std::string to_json(const ArtifactManifest &m) {
 
 Result<ArtifactManifest> parse_manifest(const std::string &json) {
   Result<Json> doc = parse_json(json);
-  if (!doc.ok()) return make_error("not a tessel artifact: " + doc.error().message);
+  if (!doc.ok()) return make_error(ErrorKind::InvalidInput, "not a tessel artifact: " + doc.error().message);
   const Json &root = doc.value();
   const Json *format = json_find(root, "format");
   if (!format || !format->is_string() || format->get<std::string>() != kFormat)
-    return make_error(std::string("not a tessel artifact (\"format\" is ") +
+    return make_error(ErrorKind::InvalidInput,
+                      std::string("not a tessel artifact (\"format\" is ") +
                       (format ? (format->is_string() ? dump_json(*format) : json_kind_name(*format)) : "missing") +
                       ", expected \"" + kFormat + "\")");
   // The version comes before every other field: a newer format may have changed them.
@@ -232,7 +237,8 @@ Result<ArtifactManifest> parse_manifest(const std::string &json) {
   std::optional<int64_t> v = version ? json_int64(*version) : std::nullopt;
   if (!v) return Fields::wrong("format_version", "an integer", version);
   if (*v != kArtifactFormatVersion)
-    return make_error("artifact format version " + std::to_string(*v) + " is not one this runtime reads (it reads version " +
+    return make_error(ErrorKind::Unsupported,
+                      "artifact format version " + std::to_string(*v) + " is not one this runtime reads (it reads version " +
                       std::to_string(kArtifactFormatVersion) + ")");
 
   ArtifactManifest m;

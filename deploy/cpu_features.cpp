@@ -83,7 +83,7 @@ Result<void> check_cpu_features(const std::vector<std::string> &names) {
     message += "unknown CPU feature name" + std::string(unknown.size() > 1 ? "s " : " ") + join(unknown) +
                " (not a __builtin_cpu_supports name this runtime knows)";
   }
-  return make_error(message);
+  return make_error(ErrorKind::Unsupported, message);
 }
 
 }  // namespace tessel::deploy

@@ -54,7 +54,8 @@ Result<std::unique_ptr<CudaDeviceMemory>> CudaDeviceMemory::create(void *library
   find(api.device_sync, "halide_device_sync");
   find(api.reuse_allocations, "halide_reuse_device_allocations");
   if (!missing.empty())
-    return make_error("kernels.so lacks Halide's CUDA runtime (" + missing + "): it was not compiled for cuda");
+    return make_error(ErrorKind::InvalidInput,
+                      "kernels.so lacks Halide's CUDA runtime (" + missing + "): it was not compiled for cuda");
 
   // Halide's runtime looks the driver's functions up in the process before it tries to
   // open "libcuda.so" (a name only CUDA's development files install): load the driver's
@@ -62,7 +63,8 @@ Result<std::unique_ptr<CudaDeviceMemory>> CudaDeviceMemory::create(void *library
   dlerror();
   if (!::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
     const char *why = dlerror();
-    return make_error(std::string("this artifact runs on an NVIDIA GPU, and the CUDA driver cannot be loaded here (") +
+    return make_error(ErrorKind::Unsupported,
+                      std::string("this artifact runs on an NVIDIA GPU, and the CUDA driver cannot be loaded here (") +
                       (why ? why : "libcuda.so.1 not found") + ")");
   }
   api.interface = api.cuda_interface();

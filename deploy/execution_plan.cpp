@@ -110,7 +110,7 @@ class PlanParser {
 
  private:
   static Error error(int line, const std::string &what) {
-    return make_error("line " + std::to_string(line) + ": " + what);
+    return make_error(ErrorKind::InvalidInput, "line " + std::to_string(line) + ": " + what);
   }
 
   static Result<std::vector<std::string>> tokenize(int number, const std::string &line) {
@@ -371,10 +371,12 @@ Result<void> check_data_flow(const ExecutionPlan &plan, const std::vector<int> &
       what = "copy";
     } else {
       const KernelStep &k = std::get<KernelStep>(plan.steps[s]);
-      if (kernel_index >= kernel_outputs.size()) return make_error("plan.txt: more kernel steps than kernels described");
+      if (kernel_index >= kernel_outputs.size())
+        return make_error(ErrorKind::InvalidInput, "plan.txt: more kernel steps than kernels described");
       const int outputs = kernel_outputs[kernel_index++];
       if (outputs < 1 || outputs > static_cast<int>(k.args.size()))
-        return make_error("plan.txt: kernel " + k.symbol + " writes " + std::to_string(outputs) + " of its " +
+        return make_error(ErrorKind::InvalidInput,
+                          "plan.txt: kernel " + k.symbol + " writes " + std::to_string(outputs) + " of its " +
                           std::to_string(k.args.size()) + " arguments");
       reads.assign(k.args.begin(), k.args.end() - outputs);
       writes.assign(k.args.end() - outputs, k.args.end());
@@ -382,19 +384,22 @@ Result<void> check_data_flow(const ExecutionPlan &plan, const std::vector<int> &
     }
     for (int id : reads)
       if (!valid.count(root_of(id)->id))
-        return make_error("plan.txt: step " + std::to_string(s + 1) + " (" + what + ") reads " + describe(id) +
+        return make_error(ErrorKind::InvalidInput,
+                          "plan.txt: step " + std::to_string(s + 1) + " (" + what + ") reads " + describe(id) +
                           ", which no earlier step wrote (or a later write overwrote it)");
     for (int id : writes) {
       const Location l = root_of(id)->location;
       if (l == Location::Input || l == Location::Weight)
-        return make_error("plan.txt: step " + std::to_string(s + 1) + " (" + what + ") writes " + describe(id) +
+        return make_error(ErrorKind::InvalidInput,
+                          "plan.txt: step " + std::to_string(s + 1) + " (" + what + ") writes " + describe(id) +
                           ", whose bytes are " + (l == Location::Input ? "a caller's input" : "read-only weights"));
       write(id);
     }
   }
   for (int id : plan.outputs)
     if (!valid.count(root_of(id)->id))
-      return make_error("plan.txt: output " + describe(id) + " is never written (or is overwritten before the end)");
+      return make_error(ErrorKind::InvalidInput,
+                        "plan.txt: output " + describe(id) + " is never written (or is overwritten before the end)");
   return {};
 }
 
@@ -441,13 +446,15 @@ Result<std::string> decode_plan_name(const std::string &text) {
     if (c == '%') {
       int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
       int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
-      if (hi < 0 || lo < 0) return make_error("bad escape in name '" + text + "' (expected %XX with two hex digits)");
+      if (hi < 0 || lo < 0)
+        return make_error(ErrorKind::InvalidInput,
+                          "bad escape in name '" + text + "' (expected %XX with two hex digits)");
       out += static_cast<char>(hi * 16 + lo);
       i += 2;
     } else if (is_plain_name_byte(c)) {
       out += static_cast<char>(c);
     } else {
-      return make_error("name '" + text + "' has a byte that should have been %-encoded");
+      return make_error(ErrorKind::InvalidInput, "name '" + text + "' has a byte that should have been %-encoded");
     }
   }
   return out;

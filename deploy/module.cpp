@@ -226,25 +226,31 @@ Result<void> Module::Impl::check_manifest() {
   const ArtifactManifest &m = manifest;
   const std::string where = join_path(directory, "manifest.json") + ": ";
   if (m.tessel_version != TESSEL_VERSION)
-    return make_error(where + "compiled by tessel " + m.tessel_version + ", but this runtime is tessel " + TESSEL_VERSION +
+    return make_error(ErrorKind::Unsupported,
+                      where + "compiled by tessel " + m.tessel_version + ", but this runtime is tessel " + TESSEL_VERSION +
                       " (recompile the model with this version)");
   if (m.arch != "x86-64")
-    return make_error(where + "compiled for arch \"" + m.arch + "\"; this runtime runs x86-64 artifacts only");
+    return make_error(ErrorKind::Unsupported,
+                      where + "compiled for arch \"" + m.arch + "\"; this runtime runs x86-64 artifacts only");
 #if !defined(__x86_64__)
-  return make_error(where + "x86-64 artifact, but this runtime was built for another architecture");
+  return make_error(ErrorKind::Unsupported,
+                    where + "x86-64 artifact, but this runtime was built for another architecture");
 #endif
   if (Result<void> cpu = check_cpu_features(m.required_cpu_features); !cpu.ok())
-    return make_error(where + "cannot run on this machine: " + cpu.error().message +
+    return make_error(ErrorKind::Unsupported,
+                      where + "cannot run on this machine: " + cpu.error().message +
                       (m.halide_target.empty() ? "" : " (kernels compiled for " + m.halide_target + ")"));
   // tessel's target string: a kind, then options ("llvm -mcpu=skylake-avx512").
   const std::string kind = m.target.substr(0, m.target.find(' '));
   if (kind != "llvm" && kind != "cuda")
-    return make_error(where + "unknown target \"" + m.target + "\" (this runtime runs \"llvm\" and \"cuda\" artifacts)");
+    return make_error(ErrorKind::InvalidInput,
+                      where + "unknown target \"" + m.target + "\" (this runtime runs \"llvm\" and \"cuda\" artifacts)");
   gpu = kind == "cuda";
   // The kernels must be what the target says: host code alone cannot run a cuda plan.
   const bool cuda_kernels = m.halide_target.find("-cuda") != std::string::npos;
   if (!m.halide_target.empty() && gpu != cuda_kernels)
-    return make_error(where + "target \"" + m.target + "\" but kernels compiled for " + m.halide_target);
+    return make_error(ErrorKind::InvalidInput,
+                      where + "target \"" + m.target + "\" but kernels compiled for " + m.halide_target);
   return {};
 }
 
@@ -257,13 +263,16 @@ Result<void> Module::Impl::check_file(const ArtifactFile &file, const char *role
   const std::string full = join_path(directory, p);
   struct stat st;
   if (::lstat(full.c_str(), &st) != 0)
-    return make_error(full + ": " + (errno == ENOENT ? std::string("missing") : std::strerror(errno)) + " (the artifact's " +
+    return make_error(errno == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
+                      full + ": " + (errno == ENOENT ? std::string("missing") : std::strerror(errno)) + " (the artifact's " +
                       role + " file, listed in manifest.json)");
   // A symbolic link could make the runtime read or dlopen a file outside the artifact. This
   // names the role up front; every read then goes through open_inside, which refuses a link
   // anywhere along the path (a folder too) and reads what it checked.
-  if (S_ISLNK(st.st_mode)) return make_error(full + ": a symbolic link; an artifact's files must be regular files inside it");
-  if (!S_ISREG(st.st_mode)) return make_error(full + ": not a regular file");
+  if (S_ISLNK(st.st_mode))
+    return make_error(ErrorKind::InvalidInput,
+                      full + ": a symbolic link; an artifact's files must be regular files inside it");
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorKind::InvalidInput, full + ": not a regular file");
   if (st.st_size != file.bytes)
     return fail("truncated or modified: " + p + " has " + std::to_string(st.st_size) + " bytes, the manifest says " +
                 std::to_string(file.bytes));
@@ -272,9 +281,9 @@ Result<void> Module::Impl::check_file(const ArtifactFile &file, const char *role
 
 Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &fd, const ModuleOptions &options) {
   char resolved[PATH_MAX];
-  if (!::realpath(file.c_str(), resolved)) return make_error(file + ": " + std::strerror(errno));
+  if (!::realpath(file.c_str(), resolved)) return make_error(ErrorKind::Io, file + ": " + std::strerror(errno));
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return make_error(file + ": " + std::strerror(errno));
+  if (::fstat(fd.get(), &st) != 0) return make_error(ErrorKind::Io, file + ": " + std::strerror(errno));
   // Loaded through the descriptor open_inside() checked (its /proc name), not by path: a
   // kernels.so swapped after the check is never loaded. Without /proc, the path is loaded
   // only if it still names the same file.
@@ -282,7 +291,7 @@ Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &
   struct stat named;
   const bool through_proc = ::stat(by_descriptor.c_str(), &named) == 0 && named.st_ino == st.st_ino && named.st_dev == st.st_dev;
   if (!through_proc && (::stat(resolved, &named) != 0 || named.st_ino != st.st_ino || named.st_dev != st.st_dev))
-    return make_error(file + ": changed while the artifact was being loaded");
+    return make_error(ErrorKind::Io, file + ": changed while the artifact was being loaded");
   const char *load_path = through_proc ? by_descriptor.c_str() : resolved;
 
   std::lock_guard<std::mutex> lock(library_mutex());
@@ -297,7 +306,8 @@ Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &
       }
     }
     if (still_loaded)
-      return make_error(file + ": replaced on disk while this process still has the previous kernels.so from the same "
+      return make_error(ErrorKind::Unsupported,
+                        file + ": replaced on disk while this process still has the previous kernels.so from the same "
                                "path loaded (dlopen would return the old kernels); destroy the Modules loaded from "
                                "the old artifact first");
     loaded_libraries().erase(known);
@@ -306,7 +316,7 @@ Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &
   void *handle = ::dlopen(load_path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
-    return make_error(file + ": cannot load the kernels: " + (why ? why : "dlopen failed"));
+    return make_error(ErrorKind::Internal, file + ": cannot load the kernels: " + (why ? why : "dlopen failed"));
   }
   library = handle;
   library_key = resolved;
@@ -320,13 +330,15 @@ Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &
   auto set_error_handler =
       reinterpret_cast<halide_error_handler_t (*)(halide_error_handler_t)>(::dlsym(handle, "halide_set_error_handler"));
   if (!set_error_handler)
-    return make_error(file + ": has no halide_set_error_handler (was it linked with Halide's runtime?)");
+    return make_error(ErrorKind::InvalidInput,
+                      file + ": has no halide_set_error_handler (was it linked with Halide's runtime?)");
   set_error_handler(&on_halide_error);
   // Parallel loops run on the runtime's spinning pool (spin_pool.h), shared by every Module.
   auto set_do_par_for =
       reinterpret_cast<halide_do_par_for_t (*)(halide_do_par_for_t)>(::dlsym(handle, "halide_set_custom_do_par_for"));
   if (!set_do_par_for)
-    return make_error(file + ": has no halide_set_custom_do_par_for (was it linked with Halide's runtime?)");
+    return make_error(ErrorKind::InvalidInput,
+                      file + ": has no halide_set_custom_do_par_for (was it linked with Halide's runtime?)");
   set_do_par_for(&spin_pool_par_for);
   spin_pool_set_pinning(options.pin_threads);
   if (options.threads > 0) spin_pool_set_threads(options.threads);
@@ -373,16 +385,20 @@ Result<int> Module::Impl::kernel_outputs(const KernelStep &k) const {
   const std::string entry = k.symbol + "_metadata";
   auto describe = reinterpret_cast<const halide_filter_metadata_t *(*)()>(::dlsym(library, entry.c_str()));
   const halide_filter_metadata_t *metadata = describe ? describe() : nullptr;
-  if (!metadata) return make_error("kernels.so has no " + entry + " (kernel " + k.symbol + " of plan.txt)");
+  if (!metadata)
+    return make_error(ErrorKind::InvalidInput, "kernels.so has no " + entry + " (kernel " + k.symbol + " of plan.txt)");
   if (metadata->num_arguments != static_cast<int>(k.args.size()))
-    return make_error("kernel " + k.symbol + " takes " + std::to_string(metadata->num_arguments) +
+    return make_error(ErrorKind::InvalidInput,
+                      "kernel " + k.symbol + " takes " + std::to_string(metadata->num_arguments) +
                       " arguments, plan.txt passes " + std::to_string(k.args.size()));
   int outputs = 0;
   for (int i = 0; i < metadata->num_arguments; ++i) {
     const bool output = metadata->arguments[i].kind == halide_argument_kind_output_buffer;
     if (!output && metadata->arguments[i].kind != halide_argument_kind_input_buffer)
-      return make_error("kernel " + k.symbol + " takes a scalar argument; plan.txt passes only buffers");
-    if (!output && outputs > 0) return make_error("kernel " + k.symbol + " takes an input after an output");
+      return make_error(ErrorKind::InvalidInput,
+                        "kernel " + k.symbol + " takes a scalar argument; plan.txt passes only buffers");
+    if (!output && outputs > 0)
+      return make_error(ErrorKind::InvalidInput, "kernel " + k.symbol + " takes an input after an output");
     outputs += output;
   }
   return outputs;
@@ -479,23 +495,30 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
 
 Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &options) {
   directory = path;
-  if (options.threads < 0) return make_error("ModuleOptions.threads must be >= 0, got " + std::to_string(options.threads));
+  if (options.threads < 0)
+    return make_error(ErrorKind::InvalidInput,
+                      "ModuleOptions.threads must be >= 0, got " + std::to_string(options.threads));
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
-    return make_error(path + ": " + (errno == ENOENT ? std::string("no such artifact directory") : std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode)) return make_error(path + ": not an artifact directory (an artifact is a directory like model.tsl/)");
+    return make_error(errno == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
+                      path + ": " + (errno == ENOENT ? std::string("no such artifact directory") : std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode))
+    return make_error(ErrorKind::InvalidInput,
+                      path + ": not an artifact directory (an artifact is a directory like model.tsl/)");
 
   // manifest.json: what it is and whether this runtime can run it here.
   const std::string manifest_path = join_path(path, "manifest.json");
   if (::lstat(manifest_path.c_str(), &st) != 0)
-    return make_error(manifest_path + ": " + (errno == ENOENT ? std::string("missing (not a tessel artifact?)") : std::strerror(errno)));
+    return make_error(errno == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
+                      manifest_path + ": " + (errno == ENOENT ? std::string("missing (not a tessel artifact?)") : std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    return make_error(manifest_path + ": not a regular file" + (S_ISLNK(st.st_mode) ? " (a symbolic link)" : ""));
+    return make_error(ErrorKind::InvalidInput,
+                      manifest_path + ": not a regular file" + (S_ISLNK(st.st_mode) ? " (a symbolic link)" : ""));
   Result<std::string> text = read_file(path, "manifest.json", static_cast<size_t>(st.st_size));
   if (!text.ok()) return text.error();
   manifest_text = std::move(text).value();
   Result<ArtifactManifest> parsed = parse_manifest(manifest_text);
-  if (!parsed.ok()) return make_error(manifest_path + ": " + parsed.error().message);
+  if (!parsed.ok()) return make_error(ErrorKind::InvalidInput, manifest_path + ": " + parsed.error().message);
   manifest = std::move(parsed).value();
   if (Result<void> r = check_manifest(); !r.ok()) return r;
 
@@ -563,7 +586,7 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
       weights_mapping = region;
       weights_mapping_bytes = reserved;
     }
-    if (map == MAP_FAILED) return make_error(weights_path + ": cannot map: " + std::strerror(err));
+    if (map == MAP_FAILED) return make_error(ErrorKind::Internal, weights_path + ": cannot map: " + std::strerror(err));
     weights = map;
   }
   if (Result<void> r = check_hash(manifest.weights, weights, weights_size); !r.ok()) return r;

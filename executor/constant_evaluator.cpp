@@ -8,7 +8,8 @@ Result<std::vector<Tensor>> evaluate_constant_node(const Node &node, int64_t ops
                                                    const std::vector<const Tensor *> &inputs, size_t num_outputs,
                                                    const Target &target) {
   if (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan")
-    return make_error("node '" + node.name + "' (" + node.op_type + "): control flow is not evaluated at compile time");
+    return make_error(ErrorKind::Unsupported,
+                      "node '" + node.name + "' (" + node.op_type + "): control flow is not evaluated at compile time");
   // No enclosing values: a node without a body reads only its explicit inputs.
   const Scope no_scope{};
   try {

@@ -9,7 +9,8 @@ namespace tessel {
 
 static Result<bool> scalar_condition(const Tensor *t, const Node &node, const char *what) {
   if (!t || t->numel() != 1)
-    return make_error("node '" + node.name + "' (" + node.op_type + "): " + what + " must be a single value");
+    return make_error(ErrorKind::InvalidInput,
+                      "node '" + node.name + "' (" + node.op_type + "): " + what + " must be a single value");
   return t->element_as_double(0) != 0;
 }
 
@@ -20,7 +21,7 @@ Result<std::vector<Tensor>> run_if(const HostOpContext &ctx) {
   GraphExecutor branch(body, ctx.target);
   auto outputs = branch.run({}, &ctx.scope);
   if (!outputs.ok())
-    return make_error("node '" + ctx.node.name + "' (If) branch: " + outputs.error().message);
+    return make_error(outputs.error().kind, "node '" + ctx.node.name + "' (If) branch: " + outputs.error().message);
   return outputs;
 }
 
@@ -38,7 +39,8 @@ static Result<Tensor> stack(const std::vector<Tensor> &parts, const TensorType &
   size_t offset = 0;
   for (const Tensor &p : parts) {
     if (p.shape() != parts[0].shape())
-      return make_error("scan output shapes differ between iterations: " + shape_to_string(parts[0].shape()) +
+      return make_error(ErrorKind::InvalidInput,
+                        "scan output shapes differ between iterations: " + shape_to_string(parts[0].shape()) +
                         " vs " + shape_to_string(p.shape()));
     std::memcpy(static_cast<uint8_t *>(out.data()) + offset, p.data(), p.bytes());
     offset += p.bytes();

@@ -191,7 +191,7 @@ Result<std::vector<Tensor>> run_data_dependent_op(const HostOpContext &ctx) {
   } catch (const std::exception &e) {
     return make_error("node '" + ctx.node.name + "' (" + op + "): " + e.what());
   }
-  return make_error("node '" + ctx.node.name + "': " + op + " has no host implementation");
+  return make_error(ErrorKind::Internal, "node '" + ctx.node.name + "': " + op + " has no host implementation");
 }
 
 }  // namespace tessel

@@ -43,21 +43,24 @@ Result<void> GraphExecutor::check_inputs(const std::vector<Tensor> &inputs) cons
   if (inputs.size() != g.inputs.size()) {
     std::string names;
     for (int t : g.inputs) names += (names.empty() ? "" : ", ") + g.tensors[t].name;
-    return make_error("the model takes " + std::to_string(g.inputs.size()) + " input(s) (" + names +
+    return make_error(ErrorKind::InvalidInput,
+                      "the model takes " + std::to_string(g.inputs.size()) + " input(s) (" + names +
                       "), got " + std::to_string(inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorInfo &info = g.tensors[g.inputs[i]];
     const Tensor &given = inputs[i];
     if (info.type.dtype != DType::Undefined && given.dtype() != info.type.dtype)
-      return make_error("input '" + info.name + "' must be " + dtype_name(info.type.dtype) + ", got " +
+      return make_error(ErrorKind::InvalidInput,
+                        "input '" + info.name + "' must be " + dtype_name(info.type.dtype) + ", got " +
                         dtype_name(given.dtype()));
     if (!info.type.rank_known) continue;
     bool match = info.type.shape.size() == given.shape().size();
     for (size_t d = 0; match && d < given.shape().size(); ++d)
       match = info.type.shape[d] == kUnknownDim || info.type.shape[d] == given.shape()[d];
     if (!match)
-      return make_error("input '" + info.name + "' must have shape " + shape_to_string(info.type.shape) +
+      return make_error(ErrorKind::InvalidInput,
+                        "input '" + info.name + "' must have shape " + shape_to_string(info.type.shape) +
                         ", got " + shape_to_string(given.shape()));
   }
   return {};
@@ -79,7 +82,8 @@ Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std:
   if (output_shape_depends_on_values(node.op_type)) return run_data_dependent_op(host);
   for (size_t i = 0; i < num_outputs; ++i)
     if (outputs_wanted[i] && !out_types.value()[i].fully_known())
-      return make_error("node '" + node.name + "' (" + node.op_type + "): could not infer the shape of output " +
+      return make_error(ErrorKind::Unsupported,
+                        "node '" + node.name + "' (" + node.op_type + "): could not infer the shape of output " +
                         std::to_string(i));
   if (is_host_op(node.op_type)) return run_host_op(host, out_types.value());
 
@@ -100,7 +104,8 @@ Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std:
   auto kernel = get_or_compile_kernel(node, opset, in_types, baked, out_types.value(), target);
   if (!kernel.ok()) return kernel.error();
   auto ran = kernel->run(inputs, outputs);
-  if (!ran.ok()) return make_error("node '" + node.name + "' (" + node.op_type + "): " + ran.error().message);
+  if (!ran.ok())
+    return make_error(ran.error().kind, "node '" + node.name + "' (" + node.op_type + "): " + ran.error().message);
   return outputs;
 }
 
@@ -170,7 +175,8 @@ Result<void> GraphExecutor::run_nodes_of(const FusedGroup &group, RunState &stat
       if (t == kNoTensor) { node_inputs.push_back(nullptr); continue; }
       const Tensor *value = state.lookup(g, t);
       if (!value)
-        return make_error("node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): input '" + g.tensors[t].name +
+        return make_error(ErrorKind::InvalidInput,
+                          "node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): input '" + g.tensors[t].name +
                           "' has no value");
       node_inputs.push_back(value);
     }
@@ -250,7 +256,8 @@ Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
   auto ran = kernel->run(inputs, outputs);
   if (!ran.ok()) {
     const Node &anchor = g.nodes[group.anchor >= 0 ? group.anchor : group.nodes.back()];
-    return make_error("fused group of node '" + anchor.name + "' (" + anchor.op_type + "): " + ran.error().message);
+    return make_error(ran.error().kind,
+                      "fused group of node '" + anchor.name + "' (" + anchor.op_type + "): " + ran.error().message);
   }
   ++state.launches;
   for (size_t i = 0; i < sig.outputs.size(); ++i) state.env[sig.outputs[i]] = std::move(outputs[i]);
@@ -260,7 +267,8 @@ Result<void> GraphExecutor::run_group(size_t index, RunState &state) const {
 Result<std::vector<Tensor>> GraphExecutor::run(const std::vector<Tensor> &inputs, const Scope *outer) const {
   const Graph &g = *graph_;
   if (inputs.size() != g.inputs.size())
-    return make_error("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
+    return make_error(ErrorKind::InvalidInput,
+                      "graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                       std::to_string(inputs.size()));
   RunState state;
   state.env.resize(g.tensors.size());
@@ -298,7 +306,7 @@ Result<std::vector<Tensor>> GraphExecutor::run(const std::vector<Tensor> &inputs
     for (int t : g.outputs) {
       const Tensor *value = state.lookup(g, t);
       if (!value) {
-        status = make_error("graph output '" + g.tensors[t].name + "' was never computed");
+        status = make_error(ErrorKind::InvalidInput, "graph output '" + g.tensors[t].name + "' was never computed");
         break;
       }
       results.push_back(*value);

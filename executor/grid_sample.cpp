@@ -93,7 +93,8 @@ Result<Tensor> run_grid_sample(const HostOpContext &ctx, const TensorType &type)
                           : padding_name == "reflection" ? Padding::Reflection
                                                          : Padding::Zeros;
   if (x.rank() != 4 || grid.rank() != 4 || grid.shape()[3] != 2 || grid.shape()[0] != x.shape()[0])
-    return make_error("X must be [N, C, H, W] and grid [N, H_out, W_out, 2]; got " + shape_to_string(x.shape()) +
+    return make_error(ErrorKind::InvalidInput,
+                      "X must be [N, C, H, W] and grid [N, H_out, W_out, 2]; got " + shape_to_string(x.shape()) +
                       " and " + shape_to_string(grid.shape()));
   const int64_t batch = x.shape()[0], channels = x.shape()[1], height = x.shape()[2], width = x.shape()[3];
   const int64_t out_h = grid.shape()[1], out_w = grid.shape()[2];

@@ -160,28 +160,35 @@ Result<std::vector<Tensor>> run_host_op(const HostOpContext &ctx, const std::vec
     if (op == "DFT" || op == "STFT" || op == "MelWeightMatrix") {
       auto spectrum = op == "DFT" ? run_dft(ctx, types[0])
                       : op == "STFT" ? run_stft(ctx, types[0]) : run_mel_weight_matrix(ctx, types[0]);
-      if (!spectrum.ok()) return make_error("node '" + ctx.node.name + "' (" + op + "): " + spectrum.error().message);
+      if (!spectrum.ok())
+        return make_error(spectrum.error().kind,
+                          "node '" + ctx.node.name + "' (" + op + "): " + spectrum.error().message);
       return std::vector<Tensor>{spectrum.value()};
     }
     if (op == "TfIdfVectorizer") {
       auto counted = run_tfidf_vectorizer(ctx, types[0]);
-      if (!counted.ok()) return make_error("node '" + ctx.node.name + "' (TfIdfVectorizer): " + counted.error().message);
+      if (!counted.ok())
+        return make_error(counted.error().kind,
+                          "node '" + ctx.node.name + "' (TfIdfVectorizer): " + counted.error().message);
       return std::vector<Tensor>{counted.value()};
     }
     if (op == "GridSample") {
       auto sampled = run_grid_sample(ctx, types[0]);
-      if (!sampled.ok()) return make_error("node '" + ctx.node.name + "' (GridSample): " + sampled.error().message);
+      if (!sampled.ok())
+        return make_error(sampled.error().kind,
+                          "node '" + ctx.node.name + "' (GridSample): " + sampled.error().message);
       return std::vector<Tensor>{sampled.value()};
     }
     if (op == "RoiAlign") {
       auto pooled = run_roi_align(ctx, types[0]);
-      if (!pooled.ok()) return make_error("node '" + ctx.node.name + "' (RoiAlign): " + pooled.error().message);
+      if (!pooled.ok())
+        return make_error(pooled.error().kind, "node '" + ctx.node.name + "' (RoiAlign): " + pooled.error().message);
       return std::vector<Tensor>{pooled.value()};
     }
   } catch (const std::exception &e) {
     return make_error("node '" + ctx.node.name + "' (" + op + "): " + e.what());
   }
-  return make_error("node '" + ctx.node.name + "': " + op + " is not a host op");
+  return make_error(ErrorKind::Internal, "node '" + ctx.node.name + "': " + op + " is not a host op");
 }
 
 }  // namespace tessel

@@ -54,7 +54,9 @@ Result<JitKernel> get_or_compile_kernel(const Node &node, int64_t opset,
   const std::string key = target.to_string() + "|" + kernel_key(node, opset, input_types, baked_values, output_types);
   auto kernel = get_or_compile(
       key, [&] { return build_node_pipeline(node, opset, input_types, baked_values, output_types); }, target);
-  if (!kernel.ok()) return make_error("node '" + node.name + "' (" + node.op_type + "): " + kernel.error().message);
+  if (!kernel.ok())
+    return make_error(kernel.error().kind,
+                      "node '" + node.name + "' (" + node.op_type + "): " + kernel.error().message);
   return kernel;
 }
 

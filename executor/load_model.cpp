@@ -21,7 +21,7 @@ Result<Graph> load_optimized_model(const std::string &path, const OptimizeOption
   auto graph = load_model(path);
   if (!graph.ok()) return graph;
   auto optimized = optimize_as_told(std::move(graph.value()), options);
-  if (!optimized.ok()) return make_error(path + ": " + optimized.error().message);
+  if (!optimized.ok()) return make_error(optimized.error().kind, path + ": " + optimized.error().message);
   return optimized;
 }
 

@@ -20,18 +20,24 @@ Result<std::vector<Tensor>> bind_inputs(const Graph &graph, const std::vector<st
       while (next_positional < graph.inputs.size() && set[next_positional]) ++next_positional;
       slot = next_positional;
       if (slot >= graph.inputs.size())
-        return make_error("too many inputs: the model takes " + std::to_string(graph.inputs.size()) + " (" + names() + ")");
+        return make_error(ErrorKind::InvalidInput,
+                          "too many inputs: the model takes " + std::to_string(graph.inputs.size()) + " (" + names() + ")");
     } else {
       for (size_t i = 0; i < graph.inputs.size(); ++i)
         if (graph.tensors[graph.inputs[i]].name == name) slot = i;
-      if (slot == graph.inputs.size()) return make_error("the model has no input named '" + name + "' (inputs: " + names() + ")");
+      if (slot == graph.inputs.size())
+        return make_error(ErrorKind::InvalidInput,
+                          "the model has no input named '" + name + "' (inputs: " + names() + ")");
     }
-    if (set[slot]) return make_error("input '" + graph.tensors[graph.inputs[slot]].name + "' is given twice");
+    if (set[slot])
+      return make_error(ErrorKind::InvalidInput,
+                        "input '" + graph.tensors[graph.inputs[slot]].name + "' is given twice");
     bound[slot] = tensor;
     set[slot] = true;
   }
   for (size_t i = 0; i < set.size(); ++i)
-    if (!set[i]) return make_error("missing input '" + graph.tensors[graph.inputs[i]].name + "' (" +
+    if (!set[i]) return make_error(ErrorKind::InvalidInput,
+                                   "missing input '" + graph.tensors[graph.inputs[i]].name + "' (" +
                                    graph.tensors[graph.inputs[i]].type.to_string() + ")");
   return bound;
 }
@@ -43,8 +49,10 @@ Result<std::vector<Tensor>> random_inputs(const Graph &graph, uint64_t seed, std
     TensorType type = graph.tensors[graph.inputs[i]].type;
     const std::string &name = graph.tensors[graph.inputs[i]].name;
     if (!dtype_is_supported(type.dtype))
-      return make_error("input '" + name + "' has type " + dtype_name(type.dtype) + "; give it with --input");
-    if (!type.rank_known) return make_error("input '" + name + "' has no declared shape; give it with --input");
+      return make_error(ErrorKind::Unsupported,
+                        "input '" + name + "' has type " + dtype_name(type.dtype) + "; give it with --input");
+    if (!type.rank_known)
+      return make_error(ErrorKind::InvalidInput, "input '" + name + "' has no declared shape; give it with --input");
     for (int64_t &d : type.shape)
       if (d == kUnknownDim) {
         d = 1;

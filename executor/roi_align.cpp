@@ -49,16 +49,19 @@ Result<Tensor> run_roi_align(const HostOpContext &ctx, const TensorType &type) {
   const double scale = a.get_float("spatial_scale", 1.0f);
   const int64_t rois_count = type.shape[0], channels = type.shape[1], out_h = type.shape[2], out_w = type.shape[3];
   const int64_t height = x.shape()[2], width = x.shape()[3];
-  if (rois.shape()[1] != 4) return make_error("rois must be [num_rois, 4], got " + shape_to_string(rois.shape()));
+  if (rois.shape()[1] != 4)
+    return make_error(ErrorKind::InvalidInput, "rois must be [num_rois, 4], got " + shape_to_string(rois.shape()));
   if (batch_indices.numel() != rois_count)
-    return make_error("batch_indices has " + std::to_string(batch_indices.numel()) + " entries for " +
+    return make_error(ErrorKind::InvalidInput,
+                      "batch_indices has " + std::to_string(batch_indices.numel()) + " entries for " +
                       std::to_string(rois_count) + " rois");
   Tensor out(type.dtype, type.shape);
   const double offset = half_pixel ? 0.5 : 0.0;
   for (int64_t r = 0; r < rois_count; ++r) {
     const int64_t batch = batch_indices.element_as_int64(r);
     if (batch < 0 || batch >= x.shape()[0])
-      return make_error("batch index " + std::to_string(batch) + " is outside X's batch of " + std::to_string(x.shape()[0]));
+      return make_error(ErrorKind::InvalidInput,
+                        "batch index " + std::to_string(batch) + " is outside X's batch of " + std::to_string(x.shape()[0]));
     const double start_w = rois.element_as_double(r * 4) * scale - offset;
     const double start_h = rois.element_as_double(r * 4 + 1) * scale - offset;
     double roi_w = rois.element_as_double(r * 4 + 2) * scale - offset - start_w;

@@ -40,7 +40,8 @@ Result<Tensor> stack_along(const std::vector<Tensor> &parts, int64_t axis, bool 
   Shape shape = part_shape;
   const int64_t length = static_cast<int64_t>(parts.size());
   if (axis < 0) axis += static_cast<int64_t>(shape.size()) + 1;
-  if (axis < 0 || axis > static_cast<int64_t>(shape.size())) return make_error("a scan output axis is out of range");
+  if (axis < 0 || axis > static_cast<int64_t>(shape.size()))
+    return make_error(ErrorKind::InvalidInput, "a scan output axis is out of range");
   shape.insert(shape.begin() + axis, length);
   Tensor out(parts.front().dtype(), shape);
   const AxisSplit split(shape, axis);
@@ -48,7 +49,8 @@ Result<Tensor> stack_along(const std::vector<Tensor> &parts, int64_t axis, bool 
   for (int64_t t = 0; t < length; ++t) {
     const Tensor &part = parts[t];
     if (part.shape() != part_shape || part.dtype() != out.dtype())
-      return make_error("scan output shapes differ between iterations: " + shape_to_string(part_shape) + " vs " +
+      return make_error(ErrorKind::InvalidInput,
+                        "scan output shapes differ between iterations: " + shape_to_string(part_shape) + " vs " +
                         shape_to_string(part.shape()));
     const int64_t at = reverse ? length - 1 - t : t;
     for (int64_t o = 0; o < split.outer; ++o)
@@ -73,15 +75,19 @@ struct ScanCore {
     const size_t num_states = states.size();
     const Graph &g = body.graph();
     if (g.inputs.size() != num_states + scanned.size())
-      return make_error("the body takes " + std::to_string(g.inputs.size()) + " inputs, expected " +
+      return make_error(ErrorKind::InvalidInput,
+                        "the body takes " + std::to_string(g.inputs.size()) + " inputs, expected " +
                         std::to_string(num_states + scanned.size()));
-    if (g.outputs.size() < num_states) return make_error("the body has fewer outputs than the scan has states");
+    if (g.outputs.size() < num_states)
+      return make_error(ErrorKind::InvalidInput, "the body has fewer outputs than the scan has states");
     std::vector<int64_t> axes;
     for (size_t j = 0; j < scanned.size(); ++j) {
       int64_t axis = entry_or(input_axes, j, 0);
       if (axis < 0) axis += scanned[j].rank();
-      if (axis < 0 || axis >= scanned[j].rank()) return make_error("scan_input_axes is outside a scan input's rank");
-      if (scanned[j].shape()[axis] < length) return make_error("the scan inputs differ in length");
+      if (axis < 0 || axis >= scanned[j].rank())
+        return make_error(ErrorKind::InvalidInput, "scan_input_axes is outside a scan input's rank");
+      if (scanned[j].shape()[axis] < length)
+        return make_error(ErrorKind::InvalidInput, "the scan inputs differ in length");
       axes.push_back(axis);
     }
     const size_t num_outputs = g.outputs.size() - num_states;
@@ -91,7 +97,8 @@ struct ScanCore {
       for (size_t j = 0; j < scanned.size(); ++j)
         inputs.push_back(take_along(scanned[j], axes[j], entry_or(input_directions, j, 0) ? length - 1 - t : t));
       auto outputs = body.run(inputs, &scope);
-      if (!outputs.ok()) return make_error("iteration " + std::to_string(t) + ": " + outputs.error().message);
+      if (!outputs.ok())
+        return make_error(outputs.error().kind, "iteration " + std::to_string(t) + ": " + outputs.error().message);
       for (size_t i = 0; i < num_states; ++i) states[i] = (*outputs)[i];
       for (size_t k = 0; k < num_outputs; ++k) per_iteration[k].push_back((*outputs)[num_states + k]);
     }
@@ -100,7 +107,8 @@ struct ScanCore {
       if (per_iteration[k].empty()) {
         // No iteration ran: the declared per-iteration shape, with a zero-length axis.
         const TensorType &declared = g.tensors[g.outputs[num_states + k]].type;
-        if (!declared.fully_known()) return make_error("a scan of length 0 with an undeclared scan output shape");
+        if (!declared.fully_known())
+          return make_error(ErrorKind::Unsupported, "a scan of length 0 with an undeclared scan output shape");
         Shape shape = declared.shape;
         int64_t axis = entry_or(output_axes, k, 0);
         if (axis < 0) axis += static_cast<int64_t>(shape.size()) + 1;
@@ -122,18 +130,20 @@ Result<std::vector<Tensor>> run_batched(const ScanCore &core, const HostOpContex
   const Tensor *lengths = ctx.inputs.at(0);
   std::vector<const Tensor *> all(ctx.inputs.begin() + 1, ctx.inputs.end());
   for (const Tensor *t : all)
-    if (!t || t->rank() < 1) return make_error("every state and scan input needs a batch axis");
+    if (!t || t->rank() < 1)
+      return make_error(ErrorKind::InvalidInput, "every state and scan input needs a batch axis");
   const int64_t batch = all[0]->shape()[0];
   const int64_t max_length = all[num_states]->rank() >= 2 ? all[num_states]->shape()[1] : 0;
   std::vector<std::vector<Tensor>> per_entry;
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<Tensor> states, scanned;
     for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i]->shape()[0] != batch) return make_error("the inputs' batch sizes differ");
+      if (all[i]->shape()[0] != batch) return make_error(ErrorKind::InvalidInput, "the inputs' batch sizes differ");
       (i < num_states ? states : scanned).push_back(take_along(*all[i], 0, b));
     }
     const int64_t length = lengths ? lengths->element_as_int64(b) : max_length;
-    if (length < 0 || length > max_length) return make_error("sequence_lens entry is outside [0, sequence length]");
+    if (length < 0 || length > max_length)
+      return make_error(ErrorKind::InvalidInput, "sequence_lens entry is outside [0, sequence length]");
     auto outputs = core.run(states, scanned, length);
     if (!outputs.ok()) return outputs.error();
     // Pad scan outputs to the longest sequence so the entries stack.
@@ -148,7 +158,7 @@ Result<std::vector<Tensor>> run_batched(const ScanCore &core, const HostOpContex
     }
     per_entry.push_back(std::move(outputs).value());
   }
-  if (per_entry.empty()) return make_error("a batch of 0 entries is not supported");
+  if (per_entry.empty()) return make_error(ErrorKind::Unsupported, "a batch of 0 entries is not supported");
   std::vector<Tensor> results;
   for (size_t i = 0; i < per_entry[0].size(); ++i) {
     std::vector<Tensor> parts;

@@ -44,11 +44,12 @@ Result<Tensor> run_dft(const HostOpContext &ctx, const TensorType &type) {
   const int64_t rank = x.rank();
   int64_t axis = ctx.node.attributes.get_int("axis", 1);
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank - 1) return make_error("axis is outside the signal's dimensions");
+  if (axis < 0 || axis >= rank - 1)
+    return make_error(ErrorKind::InvalidInput, "axis is outside the signal's dimensions");
   const bool inverse = ctx.node.attributes.get_int("inverse", 0) != 0;
   const int64_t n = x.shape()[axis];
   const int64_t length = ctx.inputs.size() > 1 && ctx.inputs[1] ? ctx.inputs[1]->element_as_int64(0) : n;
-  if (length < 1) return make_error("dft_length must be positive");
+  if (length < 1) return make_error(ErrorKind::InvalidInput, "dft_length must be positive");
   const int64_t bins = type.shape[axis];
   // Axes before `axis` are outer, those after (without the real/imaginary one) inner.
   int64_t outer = 1, inner = 1;
@@ -93,7 +94,7 @@ Result<Tensor> run_mel_weight_matrix(const HostOpContext &ctx, const TensorType 
   const int64_t mel_bins = ctx.inputs.at(0)->element_as_int64(0), dft_length = ctx.inputs.at(1)->element_as_int64(0);
   const int64_t sample_rate = ctx.inputs.at(2)->element_as_int64(0);
   const double lower_hz = ctx.inputs.at(3)->element_as_double(0), upper_hz = ctx.inputs.at(4)->element_as_double(0);
-  if (sample_rate <= 0) return make_error("sample_rate must be positive");
+  if (sample_rate <= 0) return make_error(ErrorKind::InvalidInput, "sample_rate must be positive");
   const auto to_mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
   const double low_mel = to_mel(lower_hz), mel_step = (to_mel(upper_hz) - low_mel) / static_cast<double>(mel_bins + 2);
   const int64_t spectrum_bins = dft_length / 2 + 1;
@@ -102,7 +103,8 @@ Result<Tensor> run_mel_weight_matrix(const HostOpContext &ctx, const TensorType 
     const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * mel_step + low_mel) / 2595) - 1);
     edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
     if (edges[i] < 0 || edges[i] >= spectrum_bins)
-      return make_error("the frequency range maps outside the " + std::to_string(spectrum_bins) + " spectrum bins");
+      return make_error(ErrorKind::InvalidInput,
+                        "the frequency range maps outside the " + std::to_string(spectrum_bins) + " spectrum bins");
   }
   Tensor out(type.dtype, type.shape);
   const auto set = [&](int64_t bin, int64_t filter, double w) { out.set_element_from_double(bin * mel_bins + filter, w); };

@@ -62,7 +62,8 @@ Result<Tensor> run_tfidf_vectorizer(const HostOpContext &ctx, const TensorType &
   const Node &node = ctx.node;
   const Tensor &x = *ctx.inputs.at(0);
   if (x.dtype() != DType::Int32 && x.dtype() != DType::Int64)
-    return make_error("the input must be int32 or int64 tokens (string tokens are not supported)");
+    return make_error(ErrorKind::Unsupported,
+                      "the input must be int32 or int64 tokens (string tokens are not supported)");
   const int64_t output_size = output_type.shape.back();
   const GramPool pool = read_pool(node, output_size);
   const int64_t min_length = node.attributes.get_int("min_gram_length", 1);
@@ -70,9 +71,10 @@ Result<Tensor> run_tfidf_vectorizer(const HostOpContext &ctx, const TensorType &
   const int64_t max_skip = node.attributes.get_int("max_skip_count", 0);
   const std::string mode = node.attributes.get_string("mode", "TF");
   const auto weights = node.attributes.get_floats("weights", {});
-  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") return make_error("mode must be TF, IDF or TFIDF, got " + mode);
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return make_error(ErrorKind::InvalidInput, "mode must be TF, IDF or TFIDF, got " + mode);
   if (!weights.empty() && static_cast<int64_t>(weights.size()) < output_size)
-    return make_error("weights has fewer entries than the output");
+    return make_error(ErrorKind::InvalidInput, "weights has fewer entries than the output");
   const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1;
   const int64_t row_length = x.rank() == 0 ? 1 : x.shape().back();
   Tensor out(DType::Float32, output_type.shape);

@@ -36,9 +36,12 @@ Result<int> bench_tasks_on_gpu(std::vector<BenchTask> &tasks, const Target &targ
     const std::vector<Tensor> inputs = task_inputs(task.task, 7);
     // The reference: the task's built-in schedule on the host CPU.
     auto reference_kernel = compile_task(task.task, nullptr, Target{});
-    if (!reference_kernel.ok()) return make_error(task.label + ": the CPU reference: " + reference_kernel.error().message);
+    if (!reference_kernel.ok())
+      return make_error(reference_kernel.error().kind,
+                        task.label + ": the CPU reference: " + reference_kernel.error().message);
     auto reference = run_task(reference_kernel.value(), task.task, inputs);
-    if (!reference.ok()) return make_error(task.label + ": the CPU reference: " + reference.error().message);
+    if (!reference.ok())
+      return make_error(reference.error().kind, task.label + ": the CPU reference: " + reference.error().message);
 
     std::vector<GpuRow> rows(2);
     rows[0].name = "tessel default";

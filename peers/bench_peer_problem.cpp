@@ -35,9 +35,10 @@ class GroupView {
   /// or is not fp32.
   Result<bench::PeerBuffer> buffer(int tensor) const {
     auto it = input_index_.find(tensor);
-    if (it == input_index_.end()) return make_error("an operand is computed inside the group");
+    if (it == input_index_.end()) return make_error(ErrorKind::Unsupported, "an operand is computed inside the group");
     const Tensor &t = inputs_.at(it->second);
-    if (t.dtype() != DType::Float32) return make_error("peers take float32 only, an input is " + dtype_name(t.dtype()));
+    if (t.dtype() != DType::Float32)
+      return make_error(ErrorKind::Unsupported, "peers take float32 only, an input is " + dtype_name(t.dtype()));
     return bench::PeerBuffer{t.data_as<float>(), t.shape()};
   }
 
@@ -63,7 +64,8 @@ Result<void> absorb_bias_relu(const GroupView &view, size_t first, int64_t chann
                               bench::PeerProblem &problem) {
   for (size_t p = first; p < view.size(); ++p) {
     const Node &node = view.node(p);
-    if (!view.chains_from_previous(p)) return make_error("member " + node.op_type + " does not extend a chain");
+    if (!view.chains_from_previous(p))
+      return make_error(ErrorKind::Unsupported, "member " + node.op_type + " does not extend a chain");
     if (node.op_type == "Relu" && !problem.relu) {
       problem.relu = true;
       continue;
@@ -78,7 +80,8 @@ Result<void> absorb_bias_relu(const GroupView &view, size_t first, int64_t chann
         count *= s[d];
         if (static_cast<int>(d) + rank - static_cast<int>(s.size()) == channel_axis) along = s[d];
       }
-      if (count != channels || along != channels) return make_error("the Add is not a per-channel bias (a residual add)");
+      if (count != channels || along != channels)
+        return make_error(ErrorKind::Unsupported, "the Add is not a per-channel bias (a residual add)");
       auto buffer = view.buffer(bias);
       if (!buffer.ok()) return buffer.error();
       buffer->shape = {channels};
@@ -86,7 +89,7 @@ Result<void> absorb_bias_relu(const GroupView &view, size_t first, int64_t chann
       problem.has_bias = true;
       continue;
     }
-    return make_error("no peer fuses " + node.op_type + " after the product");
+    return make_error(ErrorKind::Unsupported, "no peer fuses " + node.op_type + " after the product");
   }
   return {};
 }
@@ -96,15 +99,17 @@ Result<void> describe_matmul(const GroupView &view, bench::PeerProblem &problem)
   if (node.op_type == "Gemm") {
     const Attributes &a = node.attributes;
     if (a.get_int("transA", 0) || a.get_int("transB", 0) || a.get_float("alpha", 1) != 1 || a.get_float("beta", 1) != 1)
-      return make_error("Gemm with transposes or scales has no peer here");
+      return make_error(ErrorKind::Unsupported, "Gemm with transposes or scales has no peer here");
   }
   const auto &ins = view.inputs_of(0);
   auto a = view.buffer(ins[0]);
   auto b = view.buffer(ins[1]);
   if (!a.ok()) return a.error();
   if (!b.ok()) return b.error();
-  if (a->shape.size() < 2 || b->shape.size() < 2) return make_error("matrix-vector products have no peer here");
-  if (b->shape.size() > 2 && b->shape.size() != a->shape.size()) return make_error("B's batch dims differ from A's");
+  if (a->shape.size() < 2 || b->shape.size() < 2)
+    return make_error(ErrorKind::Unsupported, "matrix-vector products have no peer here");
+  if (b->shape.size() > 2 && b->shape.size() != a->shape.size())
+    return make_error(ErrorKind::Unsupported, "B's batch dims differ from A's");
   problem.op = bench::PeerOp::Matmul;
   problem.inputs = {a.value(), b.value()};
   const int64_t n = b->shape.back();
@@ -113,7 +118,7 @@ Result<void> describe_matmul(const GroupView &view, bench::PeerProblem &problem)
     if (!c.ok()) return c.error();
     int64_t count = 1;
     for (int64_t d : c->shape) count *= d;
-    if (count != n) return make_error("Gemm's C is not a bias over N");
+    if (count != n) return make_error(ErrorKind::Unsupported, "Gemm's C is not a bias over N");
     c->shape = {n};
     problem.inputs.push_back(c.value());
     problem.has_bias = true;
@@ -125,13 +130,14 @@ Result<void> describe_matmul(const GroupView &view, bench::PeerProblem &problem)
 Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
   const Node &node = view.node(0);
   const Attributes &a = node.attributes;
-  if (a.get_string("auto_pad", "NOTSET") != "NOTSET") return make_error("auto_pad convolutions have no peer here");
+  if (a.get_string("auto_pad", "NOTSET") != "NOTSET")
+    return make_error(ErrorKind::Unsupported, "auto_pad convolutions have no peer here");
   const auto &ins = view.inputs_of(0);
   auto x = view.buffer(ins[0]);
   auto w = view.buffer(ins[1]);
   if (!x.ok()) return x.error();
   if (!w.ok()) return w.error();
-  if (x->shape.size() != 4) return make_error("only 2-D convolutions have a peer here");
+  if (x->shape.size() != 4) return make_error(ErrorKind::Unsupported, "only 2-D convolutions have a peer here");
   problem.op = bench::PeerOp::Conv;
   problem.inputs = {x.value(), w.value()};
   if (const int64_t block = conv_weight_block(node); block > 1) {
@@ -170,28 +176,30 @@ Result<void> describe_elementwise(const GroupView &view, bench::PeerProblem &pro
       if (!x.ok()) return x.error();
       problem.inputs = {x.value()};
     } else if (!view.chains_from_previous(p)) {
-      return make_error(node.op_type + " does not extend the chain");
+      return make_error(ErrorKind::Unsupported, node.op_type + " does not extend the chain");
     }
     if (auto b = binary.find(node.op_type); b != binary.end()) {
       auto operand = view.buffer(ins.at(1));
       if (!operand.ok()) return operand.error();
-      if (operand->shape != problem.output_shape) return make_error("broadcasting operands have no peer here");
+      if (operand->shape != problem.output_shape)
+        return make_error(ErrorKind::Unsupported, "broadcasting operands have no peer here");
       problem.inputs.push_back(operand.value());
       problem.steps.push_back(b->second);
     } else if (auto u = unary.find(node.op_type); u != unary.end()) {
       problem.steps.push_back(u->second);
     } else {
-      return make_error("no peer computes " + node.op_type + " in an elementwise chain");
+      return make_error(ErrorKind::Unsupported, "no peer computes " + node.op_type + " in an elementwise chain");
     }
   }
-  if (problem.inputs[0].shape != problem.output_shape) return make_error("a broadcast first operand has no peer here");
+  if (problem.inputs[0].shape != problem.output_shape)
+    return make_error(ErrorKind::Unsupported, "a broadcast first operand has no peer here");
   return {};
 }
 
 Result<void> describe_row_op(const GroupView &view, bench::PeerProblem &problem) {
   static const std::set<std::string> chain_ops = {"Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Exp", "Abs"};
   if (chain_ops.count(view.node(0).op_type)) return describe_elementwise(view, problem);
-  if (view.size() != 1) return make_error("no peer fuses " + view.ops());
+  if (view.size() != 1) return make_error(ErrorKind::Unsupported, "no peer fuses " + view.ops());
   const Node &node = view.node(0);
   const auto &ins = view.inputs_of(0);
   auto x = view.buffer(ins[0]);
@@ -199,13 +207,16 @@ Result<void> describe_row_op(const GroupView &view, bench::PeerProblem &problem)
   const size_t rank = x->shape.size();
   problem.inputs = {x.value()};
   if (node.op_type == "Softmax") {
-    if (!is_last_axis(node.attributes.get_int("axis", -1), rank)) return make_error("softmax over another axis than the last");
+    if (!is_last_axis(node.attributes.get_int("axis", -1), rank))
+      return make_error(ErrorKind::Unsupported, "softmax over another axis than the last");
     problem.op = bench::PeerOp::Softmax;
     return {};
   }
   if (node.op_type == "LayerNormalization") {
-    if (!is_last_axis(node.attributes.get_int("axis", -1), rank)) return make_error("layer norm over more than the last axis");
-    if (ins.size() < 3 || ins[2] == kNoTensor) return make_error("layer norm without a bias has no peer here");
+    if (!is_last_axis(node.attributes.get_int("axis", -1), rank))
+      return make_error(ErrorKind::Unsupported, "layer norm over more than the last axis");
+    if (ins.size() < 3 || ins[2] == kNoTensor)
+      return make_error(ErrorKind::Unsupported, "layer norm without a bias has no peer here");
     for (int i : {1, 2}) {
       auto b = view.buffer(ins[i]);
       if (!b.ok()) return b.error();
@@ -221,16 +232,16 @@ Result<void> describe_row_op(const GroupView &view, bench::PeerProblem &problem)
     std::vector<int64_t> axes = node.attributes.get_ints("axes");
     if (ins.size() > 1 && ins[1] != kNoTensor) {  // opset 13+ ReduceSum: axes as an input
       const Tensor *value = view.value(ins[1]);
-      if (!value) return make_error(node.op_type + "'s axes are not known when compiling");
+      if (!value) return make_error(ErrorKind::Unsupported, node.op_type + "'s axes are not known when compiling");
       axes = value->to_int64_vector();
     }
     if (axes.size() != 1 || !is_last_axis(axes[0], rank) || node.attributes.get_int("keepdims", 1) != 1)
-      return make_error(node.op_type + " over another axis than the last, or without keepdims");
+      return make_error(ErrorKind::Unsupported, node.op_type + " over another axis than the last, or without keepdims");
     problem.op = bench::PeerOp::Reduce;
     problem.reduce_kind = r->second;
     return {};
   }
-  return make_error("no peer computes " + node.op_type);
+  return make_error(ErrorKind::Unsupported, "no peer computes " + node.op_type);
 }
 
 }  // namespace
@@ -242,14 +253,15 @@ Result<bench::PeerProblem> peer_problem_for_task(const Task &task, const std::ve
   problem.reference = reference;
   problem.flops = static_cast<double>(task.flops);
   problem.bytes = task_compulsory_bytes(task);
-  if (task.signature.outputs.size() != 1) return make_error("tasks with several outputs have no peer here");
+  if (task.signature.outputs.size() != 1)
+    return make_error(ErrorKind::Unsupported, "tasks with several outputs have no peer here");
   problem.output_shape = task.signature.types.at(task.signature.outputs[0]).shape;
   const std::string first = view.node(0).op_type;
   Result<void> described = make_error("");
   if (first == "MatMul" || first == "Gemm") described = describe_matmul(view, problem);
   else if (first == "Conv") described = describe_conv(view, problem);
   else described = describe_row_op(view, problem);
-  if (!described.ok()) return make_error(view.ops() + ": " + described.error().message);
+  if (!described.ok()) return make_error(described.error().kind, view.ops() + ": " + described.error().message);
   return problem;
 }
 

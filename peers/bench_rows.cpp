@@ -58,9 +58,13 @@ Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const Be
 
   // The reference: the default (built-in) schedule, the schedule the conformance tests judge.
   auto builtin = compile_task(task, nullptr, options.target);
-  if (!builtin.ok()) return make_error(bt.label + ": the default schedule does not compile: " + builtin.error().message);
+  if (!builtin.ok())
+    return make_error(builtin.error().kind,
+                      bt.label + ": the default schedule does not compile: " + builtin.error().message);
   auto reference = run_task(builtin.value(), task, bench->inputs);
-  if (!reference.ok()) return make_error(bt.label + ": the default schedule does not run: " + reference.error().message);
+  if (!reference.ok())
+    return make_error(reference.error().kind,
+                      bt.label + ": the default schedule does not run: " + reference.error().message);
   const Tensor &out = reference->front();
   bench->reference.resize(static_cast<size_t>(out.numel()));
   for (int64_t i = 0; i < out.numel(); ++i) bench->reference[i] = static_cast<float>(out.element_as_double(i));

@@ -21,7 +21,7 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   std::vector<BenchTask> tasks;
   auto add = [&](std::shared_ptr<const Graph> graph, const FusedGroup &group, std::string label, int weight) -> Result<void> {
     auto instance = make_task(graph, group);
-    if (!instance.ok()) return make_error(label + ": " + instance.error().message);
+    if (!instance.ok()) return make_error(instance.error().kind, label + ": " + instance.error().message);
     BenchTask task;
     task.label = std::move(label);
     task.workload_key = workload_key(*graph, group);
@@ -32,24 +32,28 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
     return {};
   };
   if (!options.task_key.empty()) {
-    if (!options.kind.empty()) return make_error("--task takes no kernel or model argument");
-    if (!database_may_exist(options.db_path)) return make_error("--task needs a tuning database; " + options.db_path + " does not exist");
+    if (!options.kind.empty()) return make_error(ErrorKind::InvalidInput, "--task takes no kernel or model argument");
+    if (!database_may_exist(options.db_path))
+      return make_error(ErrorKind::NotFound, "--task needs a tuning database; " + options.db_path + " does not exist");
     auto db = TuningDatabase::open(options.db_path);
     if (!db.ok()) return db.error();
     auto text = db->workload_text(options.task_key);
     if (!text.ok()) return text.error();
-    if (!text.value()) return make_error(db->location() + " has no workload " + options.task_key);
+    if (!text.value()) return make_error(ErrorKind::NotFound, db->location() + " has no workload " + options.task_key);
     auto rebuilt = graph_from_workload_text(**text);
-    if (!rebuilt.ok()) return make_error("workload " + options.task_key + ": " + rebuilt.error().message);
+    if (!rebuilt.ok())
+      return make_error(rebuilt.error().kind, "workload " + options.task_key + ": " + rebuilt.error().message);
     tuning_graph = rebuilt->graph;
     auto added = add(rebuilt->graph, rebuilt->group, "task " + options.task_key, 1);
     if (!added.ok()) return added.error();
     return tasks;
   }
-  if (options.kind.empty()) return make_error("bench needs a kernel and its sizes, a model.onnx, or --task KEY");
+  if (options.kind.empty())
+    return make_error(ErrorKind::InvalidInput, "bench needs a kernel and its sizes, a model.onnx, or --task KEY");
   const bool is_model = options.kind.size() > 5 && options.kind.substr(options.kind.size() - 5) == ".onnx";
   if (is_model) {
-    if (!options.spec.empty()) return make_error("a model takes no sizes (got '" + options.spec + "')");
+    if (!options.spec.empty())
+      return make_error(ErrorKind::InvalidInput, "a model takes no sizes (got '" + options.spec + "')");
     OptimizeOptions optimize = options.optimize;
     optimize.target = options.target;
     auto graph = load_optimized_model(options.kind, optimize);
@@ -64,10 +68,10 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
                                             shape_to_string(out), t.weight);
       if (!added.ok()) std::fprintf(stderr, "tessel bench: skipping %s\n", added.error().message.c_str());
     }
-    if (tasks.empty()) return make_error(options.kind + " has no task tessel can compile");
+    if (tasks.empty()) return make_error(ErrorKind::Unsupported, options.kind + " has no task tessel can compile");
     return tasks;
   }
-  if (options.spec.empty()) return make_error(options.kind + " needs its sizes");
+  if (options.spec.empty()) return make_error(ErrorKind::InvalidInput, options.kind + " needs its sizes");
   BenchmarkGraphOptions graph_options;
   graph_options.bias_relu = options.bias_relu;
   if (!options.chain.empty()) graph_options.chain = options.chain;
@@ -85,7 +89,8 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   auto shared = std::make_shared<const Graph>(std::move(graph.value()));
   tuning_graph = shared;
   const std::vector<FusedGroup> groups = partition_graph(*shared);
-  if (groups.size() != 1) return make_error("the " + options.kind + " benchmark graph does not fuse into one kernel");
+  if (groups.size() != 1)
+    return make_error(ErrorKind::Unsupported, "the " + options.kind + " benchmark graph does not fuse into one kernel");
   std::string label = options.kind + " " + options.spec;
   if (options.bias_relu) label += " +bias+relu";
   auto added = add(shared, groups.front(), label, 1);

@@ -38,11 +38,13 @@ struct TaskSource {
 
 Result<std::string> render_loop_nest(const TaskSource &source, const std::string &schedule_text) {
   auto task = make_task(source.graph, source.group);
-  if (!task.ok()) return make_error("cannot rebuild the task: " + task.error().message);
+  if (!task.ok()) return make_error(task.error().kind, "cannot rebuild the task: " + task.error().message);
   auto schedule = parse_schedule(schedule_text);
-  if (!schedule.ok()) return make_error("the schedule does not parse: " + schedule.error().message);
+  if (!schedule.ok())
+    return make_error(schedule.error().kind, "the schedule does not parse: " + schedule.error().message);
   auto tree = validate_and_replay(task->compute, schedule.value());
-  if (!tree.ok()) return make_error("the schedule does not apply to this task: " + tree.error().message);
+  if (!tree.ok())
+    return make_error(tree.error().kind, "the schedule does not apply to this task: " + tree.error().message);
   return tree->to_text();
 }
 
@@ -245,7 +247,8 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
     std::string targets;
     if (auto stats = db.stats(); stats.ok())
       for (const TargetStats &t : stats->per_target) targets += (targets.empty() ? "" : ", ") + ("'" + t.target + "'");
-    return make_error(options.db_path + " has no records for target '" + options.target + "'" +
+    return make_error(ErrorKind::NotFound,
+                      options.db_path + " has no records for target '" + options.target + "'" +
                       (targets.empty() ? " (it has no records at all)" : " (it has records for " + targets + ")"));
   }
 

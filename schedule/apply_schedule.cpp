@@ -347,11 +347,13 @@ class Applier {
 Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name,
                             const ApplyOptions &options) {
   auto at_step = [&](size_t step, const std::string &message) {
-    return make_error("line " + std::to_string(step_line_number(step)) + " (" + to_text(schedule.steps[step]) +
+    return make_error(ErrorKind::InvalidInput,
+                      "line " + std::to_string(step_line_number(step)) + " (" + to_text(schedule.steps[step]) +
                       "): " + message);
   };
   if (schedule.version != 1)
-    return make_error("schedule version " + std::to_string(schedule.version) + " is not supported (this build reads v1)");
+    return make_error(ErrorKind::Unsupported,
+                      "schedule version " + std::to_string(schedule.version) + " is not supported (this build reads v1)");
   Applier applier(funcs_by_name, options);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     try {
@@ -368,9 +370,9 @@ Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Hali
     if (auto failure = applier.check_locations()) return at_step(failure->first, failure->second);
     applier.place_unplaced();
   } catch (const ApplyFailure &e) {
-    return make_error(e.what());
+    return make_error(ErrorKind::InvalidInput, e.what());
   } catch (const Halide::Error &e) {
-    return make_error("Halide: " + halide_message(e.what()));
+    return make_error(ErrorKind::InvalidInput, "Halide: " + halide_message(e.what()));
   }
   return {};
 }

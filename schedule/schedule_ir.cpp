@@ -394,18 +394,19 @@ std::string to_text(const Schedule &schedule) {
 
 Result<ScheduleStep> parse_step(const std::string &line) {
   std::vector<std::string> fields = split_fields(line);
-  if (fields.empty()) return make_error("empty step");
+  if (fields.empty()) return make_error(ErrorKind::InvalidInput, "empty step");
   const Arity *arity = nullptr;
   for (const Arity &a : kArities)
     if (fields[0] == a.keyword) arity = &a;
-  if (!arity) return make_error("unknown step '" + fields[0] + "'");
+  if (!arity) return make_error(ErrorKind::InvalidInput, "unknown step '" + fields[0] + "'");
   const int n = static_cast<int>(fields.size());
   if (n < arity->min_fields || (arity->max_fields >= 0 && n > arity->max_fields))
-    return make_error(std::string(arity->keyword) + " takes " + arity->usage + " (got " + std::to_string(n - 1) +
+    return make_error(ErrorKind::InvalidInput,
+                      std::string(arity->keyword) + " takes " + arity->usage + " (got " + std::to_string(n - 1) +
                       " fields after the keyword)");
   FieldReader reader(std::move(fields));
   ScheduleStep step = read_step(arity->keyword, reader);
-  if (reader.failed()) return make_error(std::string(arity->keyword) + ": " + reader.error());
+  if (reader.failed()) return make_error(ErrorKind::InvalidInput, std::string(arity->keyword) + ": " + reader.error());
   return step;
 }
 
@@ -422,7 +423,7 @@ Result<Schedule> parse_schedule(const std::string &text) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     auto fail = [&](const std::string &what) {
-      return make_error("schedule line " + std::to_string(line_number) + ": " + what);
+      return make_error(ErrorKind::InvalidInput, "schedule line " + std::to_string(line_number) + ": " + what);
     };
     if (!seen_version) {
       if (line != kVersionLine) {
@@ -438,7 +439,9 @@ Result<Schedule> parse_schedule(const std::string &text) {
     if (!step) return fail(step.error().message);
     schedule.steps.push_back(std::move(step).value());
   }
-  if (!seen_version) return make_error("schedule line 1: empty text, expected '" + std::string(kVersionLine) + "'");
+  if (!seen_version)
+    return make_error(ErrorKind::InvalidInput,
+                      "schedule line 1: empty text, expected '" + std::string(kVersionLine) + "'");
   return schedule;
 }
 

@@ -976,11 +976,13 @@ Result<ScheduleTree> replay_schedule(const ComputeDesc &compute, const Schedule 
                                      std::optional<size_t> &failed_step) {
   auto at_step = [&](size_t step, const std::string &message) {
     failed_step = step;
-    return make_error("line " + std::to_string(step_line_number(step)) + " (" + to_text(schedule.steps[step]) +
+    return make_error(ErrorKind::InvalidInput,
+                      "line " + std::to_string(step_line_number(step)) + " (" + to_text(schedule.steps[step]) +
                       "): " + message);
   };
   if (schedule.version != 1)
-    return make_error("schedule version " + std::to_string(schedule.version) + " is not supported (this build reads v1)");
+    return make_error(ErrorKind::Unsupported,
+                      "schedule version " + std::to_string(schedule.version) + " is not supported (this build reads v1)");
   try {
     Replay replay(compute);
     for (size_t i = 0; i < schedule.steps.size(); ++i) {
@@ -993,7 +995,7 @@ Result<ScheduleTree> replay_schedule(const ComputeDesc &compute, const Schedule 
     if (std::optional<StepFailure> failure = replay.check_final()) return at_step(failure->step, failure->message);
     return replay.build_tree();
   } catch (const ReplayFailure &failure) {
-    return make_error(failure.what());
+    return make_error(ErrorKind::InvalidInput, failure.what());
   }
 }
 

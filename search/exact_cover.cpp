@@ -200,7 +200,8 @@ Result<ScheduleTree> validate_exact_cover(const ComputeDesc &compute, const Sche
   Result<ScheduleTree> tree = validate_and_replay(compute, schedule);
   if (!tree) return tree;
   if (std::optional<CoverViolation> v = find_cover_violation(compute, schedule, *tree))
-    return make_error("line " + std::to_string(step_line_number(v->step)) + " (" + to_text(schedule.steps[v->step]) +
+    return make_error(ErrorKind::InvalidInput,
+                      "line " + std::to_string(step_line_number(v->step)) + " (" + to_text(schedule.steps[v->step]) +
                       "): " + v->message);
   return tree;
 }

@@ -18,7 +18,7 @@ Result<Schedule> SketchWriter::write() {
     for (const FuncPlan &plan : sketch_.funcs) write_rule(plan, need(plan.func));
     return schedule_;
   } catch (const SketchRejected &e) {
-    return make_error("sketch " + sketch_.name + ": " + e.message);
+    return make_error(ErrorKind::InvalidInput, "sketch " + sketch_.name + ": " + e.message);
   }
 }
 

@@ -80,7 +80,9 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
     }
     node.name = canonical;
     const ComputeFn *rule = find_compute_rule(node.op_type);
-    if (!rule) return make_error(where + ": no kernel for op " + node.op_type + " (node '" + node.name + "')");
+    if (!rule)
+      return make_error(ErrorKind::Unsupported,
+                        where + ": no kernel for op " + node.op_type + " (node '" + node.name + "')");
     ComputeContext ctx{node, g.opset, {}, {}, {}};
     ctx.plain = plain;
     ctx.unscheduled = unscheduled;
@@ -102,7 +104,8 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
       const int t = g.node_outputs[n][i];
       if (t == kNoTensor || !outputs[i].defined()) continue;
       if (outputs[i].shape != sig.types.at(t).shape)
-        return make_error(where + ": node '" + node.name + "' computes shape " + shape_to_string(outputs[i].shape) +
+        return make_error(ErrorKind::Internal,
+                          where + ": node '" + node.name + "' computes shape " + shape_to_string(outputs[i].shape) +
                           " but inference says " + shape_to_string(sig.types.at(t).shape));
       funcs[t] = outputs[i];
     }
@@ -121,8 +124,10 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
 
   for (int t : sig.outputs) {
     auto it = funcs.find(t);
-    if (it == funcs.end()) return make_error(where + ": output '" + g.tensors[t].name + "' is not computed");
-    if (shape_numel(it->second.shape) == 0) return make_error(where + ": empty outputs run node by node");
+    if (it == funcs.end())
+      return make_error(ErrorKind::Internal, where + ": output '" + g.tensors[t].name + "' is not computed");
+    if (shape_numel(it->second.shape) == 0)
+      return make_error(ErrorKind::Unsupported, where + ": empty outputs run node by node");
     TensorFunc out = it->second;
     // Two outputs may be one Func (a rule may forward its input): copy the second, since
     // each pipeline output needs a Func of its own.
@@ -423,14 +428,14 @@ void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string
 Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &g, const FusedGroup &group,
                                                            const GroupSignature &sig) {
   const std::string where = group_location(g, group);
-  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  if (sig.outputs.empty()) return make_error(ErrorKind::InvalidInput, where + ": nothing reads the group's results");
   try {
     auto funcs = build_group_funcs(g, group, sig, false, where);
     if (!funcs.ok()) return funcs.error();
     for (TensorFunc &out : funcs->outputs) apply_default_schedule(out);
     return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
-    return make_error(where + ": Halide rejected the kernel: " + e.what());
+    return make_error(ErrorKind::Internal, where + ": Halide rejected the kernel: " + e.what());
   } catch (const std::exception &e) {
     return make_error(where + ": " + e.what());
   }
@@ -438,7 +443,7 @@ Result<std::shared_ptr<NodePipeline>> build_group_pipeline(const Graph &g, const
 
 Result<ComputeDesc> describe_group_compute(const Graph &g, const FusedGroup &group, const GroupSignature &sig) {
   const std::string where = group_location(g, group);
-  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  if (sig.outputs.empty()) return make_error(ErrorKind::InvalidInput, where + ": nothing reads the group's results");
   try {
     auto funcs = build_group_funcs(g, group, sig, true, where);
     if (!funcs.ok()) return funcs.error();
@@ -463,7 +468,7 @@ Result<ComputeDesc> describe_group_compute(const Graph &g, const FusedGroup &gro
     for (const TensorFunc &out : funcs->outputs) desc.funcs.push_back(describe_func(out, true));
     return desc;
   } catch (const Halide::Error &e) {
-    return make_error(where + ": Halide rejected the kernel: " + e.what());
+    return make_error(ErrorKind::Internal, where + ": Halide rejected the kernel: " + e.what());
   } catch (const std::exception &e) {
     return make_error(where + ": " + e.what());
   }
@@ -473,7 +478,7 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
                                                                      const GroupSignature &sig,
                                                                      const Schedule &schedule, PipelineDevice device) {
   const std::string where = group_location(g, group);
-  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  if (sig.outputs.empty()) return make_error(ErrorKind::InvalidInput, where + ": nothing reads the group's results");
   const bool gpu_schedule = device != PipelineDevice::Host;
   try {
     auto funcs = build_group_funcs(g, group, sig, true, where, gpu_schedule, device == PipelineDevice::Gpu);
@@ -492,11 +497,11 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
     for (const TensorFunc &f : funcs->exposed) add(f);
     for (const TensorFunc &f : funcs->outputs) add(f);
     auto renamed = to_build_names(schedule, actual);
-    if (!renamed.ok()) return make_error(where + ": " + renamed.error().message);
+    if (!renamed.ok()) return make_error(renamed.error().kind, where + ": " + renamed.error().message);
     ApplyOptions options;
     options.gpu_loops_on_host = device == PipelineDevice::GpuLoopsOnHost;
     if (auto applied = apply_schedule(renamed.value(), by_name, options); !applied.ok())
-      return make_error(where + ": " + applied.error().message);
+      return make_error(applied.error().kind, where + ": " + applied.error().message);
     if (gpu_schedule) place_internal_stages_for_gpu(funcs.value(), by_name, device == PipelineDevice::Gpu);
     // A source the schedule moved into an output's loops runs inside one thread's share:
     // its built-in parallel loop would nest a second parallel level there.
@@ -508,7 +513,7 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
         for (const Halide::Var &v : source.func.args()) source.func.serial(v);
     return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
-    return make_error(where + ": Halide rejected the schedule: " + e.what());
+    return make_error(ErrorKind::InvalidInput, where + ": Halide rejected the schedule: " + e.what());
   } catch (const std::exception &e) {
     return make_error(where + ": " + e.what());
   }
@@ -517,13 +522,13 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
 Result<std::shared_ptr<NodePipeline>> build_unscheduled_group_pipeline(const Graph &g, const FusedGroup &group,
                                                                        const GroupSignature &sig) {
   const std::string where = group_location(g, group);
-  if (sig.outputs.empty()) return make_error(where + ": nothing reads the group's results");
+  if (sig.outputs.empty()) return make_error(ErrorKind::InvalidInput, where + ": nothing reads the group's results");
   try {
     auto funcs = build_group_funcs(g, group, sig, true, where, true);
     if (!funcs.ok()) return funcs.error();
     return finish_pipeline(funcs.value(), sig);
   } catch (const Halide::Error &e) {
-    return make_error(where + ": " + e.what());
+    return make_error(ErrorKind::Internal, where + ": " + e.what());
   } catch (const std::exception &e) {
     return make_error(where + ": " + e.what());
   }
@@ -548,7 +553,8 @@ Result<GroupSignature> static_group_signature(const Graph &g, const FusedGroup &
   }
   for (size_t t = 0; t < sig.types.size(); ++t)
     if (sig.types[t].dtype != DType::Undefined && !sig.types[t].fully_known())
-      return make_error("tensor '" + g.tensors[t].name + "' has no static shape; the task cannot be built ahead of a run");
+      return make_error(ErrorKind::Unsupported,
+                        "tensor '" + g.tensors[t].name + "' has no static shape; the task cannot be built ahead of a run");
   return sig;
 }
 

@@ -91,7 +91,8 @@ Result<JitKernel> compile_gpu_schedule_on_host(const Task &task, const Schedule 
 }
 
 Result<std::string> compile_task_to_ptx(const Task &task, const Schedule *schedule, const Target &target) {
-  if (target.kind != Target::Kind::Cuda) return make_error("PTX needs a cuda target, not '" + target.to_string() + "'");
+  if (target.kind != Target::Kind::Cuda)
+    return make_error(ErrorKind::InvalidInput, "PTX needs a cuda target, not '" + target.to_string() + "'");
   auto pipeline = build_pipeline(task, schedule, target);
   if (!pipeline.ok()) return pipeline.error();
   return compile_to_ptx(*pipeline.value(), target);

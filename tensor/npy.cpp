@@ -38,35 +38,40 @@ std::string header_field(const std::string &header, const std::string &key) {
 static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path, int64_t max_bytes) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
-    return make_error(path + ": not an .npy file (bad magic)");
+    return make_error(ErrorKind::InvalidInput, path + ": not an .npy file (bad magic)");
   const int major = magic[6];
   uint32_t header_len = 0;
   if (major == 1) {
     uint8_t b[2];
-    if (!in.read(reinterpret_cast<char *>(b), 2)) return make_error(path + ": truncated header");
+    if (!in.read(reinterpret_cast<char *>(b), 2))
+      return make_error(ErrorKind::InvalidInput, path + ": truncated header");
     header_len = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
     uint8_t b[4];
-    if (!in.read(reinterpret_cast<char *>(b), 4)) return make_error(path + ": truncated header");
+    if (!in.read(reinterpret_cast<char *>(b), 4))
+      return make_error(ErrorKind::InvalidInput, path + ": truncated header");
     header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   } else {
-    return make_error(path + ": unsupported .npy version " + std::to_string(major));
+    return make_error(ErrorKind::Unsupported, path + ": unsupported .npy version " + std::to_string(major));
   }
-  if (header_len > (1u << 20)) return make_error(path + ": header too large");
+  if (header_len > (1u << 20)) return make_error(ErrorKind::InvalidInput, path + ": header too large");
   std::string header(header_len, '\0');
-  if (!in.read(header.data(), header_len)) return make_error(path + ": truncated header");
+  if (!in.read(header.data(), header_len)) return make_error(ErrorKind::InvalidInput, path + ": truncated header");
 
   const std::string descr = header_field(header, "descr");
-  if (descr.size() < 3) return make_error(path + ": header has no dtype ('descr')");
-  if (descr[0] == '>') return make_error(path + ": big-endian arrays are not supported");
+  if (descr.size() < 3) return make_error(ErrorKind::InvalidInput, path + ": header has no dtype ('descr')");
+  if (descr[0] == '>') return make_error(ErrorKind::Unsupported, path + ": big-endian arrays are not supported");
   DType dtype = DType::Undefined;
   for (const DescrEntry &e : kDescrs)
     if (descr.substr(1) == e.code) dtype = e.dtype;
-  if (dtype == DType::Undefined) return make_error(path + ": unsupported dtype '" + descr + "'");
+  if (dtype == DType::Undefined)
+    return make_error(ErrorKind::Unsupported, path + ": unsupported dtype '" + descr + "'");
   if (header_field(header, "fortran_order") == "True")
-    return make_error(path + ": Fortran-order arrays are not supported; save with np.ascontiguousarray");
+    return make_error(ErrorKind::Unsupported,
+                      path + ": Fortran-order arrays are not supported; save with np.ascontiguousarray");
   const std::string shape_text = header_field(header, "shape");
-  if (shape_text.empty() || shape_text[0] != '(') return make_error(path + ": header has no shape");
+  if (shape_text.empty() || shape_text[0] != '(')
+    return make_error(ErrorKind::InvalidInput, path + ": header has no shape");
   Shape shape;
   std::stringstream ss(shape_text.substr(1, shape_text.size() - 2));
   std::string item;
@@ -75,7 +80,7 @@ static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path,
     try {
       shape.push_back(std::stoll(item));
     } catch (...) {
-      return make_error(path + ": bad shape " + shape_text);
+      return make_error(ErrorKind::InvalidInput, path + ": bad shape " + shape_text);
     }
   }
   // Checked before allocating: a header may claim any shape (2^62 elements wrapped to 0
@@ -93,14 +98,15 @@ static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path,
   if (auto within = check_input_bytes(path, dtype, shape, max_bytes); !within.ok()) return within.error();
   Tensor t(dtype, shape);
   if (t.bytes() && !in.read(static_cast<char *>(t.data()), static_cast<std::streamsize>(t.bytes())))
-    return make_error(path + ": file is truncated (expected " + std::to_string(t.bytes()) + " data bytes for " +
+    return make_error(ErrorKind::InvalidInput,
+                      path + ": file is truncated (expected " + std::to_string(t.bytes()) + " data bytes for " +
                       t.type().to_string() + ")");
   return t;
 }
 
 Result<Tensor> read_npy(const std::string &path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open file");
+  if (!in) return make_error(ErrorKind::NotFound, path + ": cannot open file");
   return read_npy_stream(in, path, max_bytes);
 }
 
@@ -113,7 +119,7 @@ Result<void> write_npy(const std::string &path, const Tensor &tensor) {
   const char *code = nullptr;
   for (const DescrEntry &e : kDescrs)
     if (e.dtype == tensor.dtype()) code = e.code;
-  if (!code) return make_error(path + ": cannot write dtype " + dtype_name(tensor.dtype()));
+  if (!code) return make_error(ErrorKind::Unsupported, path + ": cannot write dtype " + dtype_name(tensor.dtype()));
   std::string shape = "(";
   for (int64_t d : tensor.shape()) shape += std::to_string(d) + ", ";
   if (tensor.rank() > 1) shape.resize(shape.size() - 2);
@@ -127,16 +133,17 @@ Result<void> write_npy(const std::string &path, const Tensor &tensor) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);
-    if (!out) return make_error(path + ": cannot write file");
+    if (!out) return make_error(ErrorKind::Io, path + ": cannot write file");
     out.write("\x93NUMPY\x01\x00", 8);
     const uint16_t len = static_cast<uint16_t>(header.size());
     const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
     out.write(len_bytes, 2);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
     out.write(static_cast<const char *>(tensor.data()), static_cast<std::streamsize>(tensor.bytes()));
-    if (!out) return make_error(path + ": write failed");
+    if (!out) return make_error(ErrorKind::Io, path + ": write failed");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return make_error(path + ": cannot move file into place");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return make_error(ErrorKind::Io, path + ": cannot move file into place");
   return {};
 }
 

@@ -15,7 +15,8 @@ std::vector<uint8_t> encode_features(const std::vector<float> &features) {
 }
 
 Result<std::vector<float>> decode_features(const std::vector<uint8_t> &bytes) {
-  if (bytes.size() % 4 != 0) return make_error("features blob of " + std::to_string(bytes.size()) + " bytes");
+  if (bytes.size() % 4 != 0)
+    return make_error(ErrorKind::InvalidInput, "features blob of " + std::to_string(bytes.size()) + " bytes");
   std::vector<float> features(bytes.size() / 4);
   for (size_t i = 0; i < features.size(); ++i) {
     uint32_t bits = 0;

@@ -19,7 +19,7 @@ Result<std::unique_ptr<BestRecordSource>> open_best_record_source(const std::str
     return std::unique_ptr<BestRecordSource>(new TuningDatabase(std::move(db.value())));
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open tuning records (" + std::strerror(errno) + ")");
+  if (!in) return make_error(ErrorKind::NotFound, path + ": cannot open tuning records (" + std::strerror(errno) + ")");
   // Every SQLite database starts with these 16 bytes.
   static const char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
   char head[16] = {};

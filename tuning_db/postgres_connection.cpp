@@ -28,13 +28,14 @@ std::string one_line(const char *message) {
 
 /// Whether a failed statement may succeed when tried again: the connection broke (class 08),
 /// the server is shutting down or starting (57P), or a deadlock or serialization failure
-/// rolled the transaction back (40). Those are ErrorKind::Io, which callers retry; any other
-/// server error is the statement's own.
+/// rolled the transaction back (40). Those are ErrorKind::Unreachable, which callers retry;
+/// any other server error is the statement's own.
 ErrorKind kind_of_failure(const PGresult *result) {
   const char *state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  if (!state) return ErrorKind::Io;  // no answer from the server at all
+  if (!state) return ErrorKind::Unreachable;  // no answer from the server at all
   const std::string code = state;
-  if (code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0 || code.rfind("40", 0) == 0) return ErrorKind::Io;
+  if (code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0 || code.rfind("40", 0) == 0)
+    return ErrorKind::Unreachable;
   return ErrorKind::Unspecified;
 }
 
@@ -120,7 +121,7 @@ class PostgresQuery : public SqlQuery {
     result_ = nullptr;
     if (PQstatus(connection_) != CONNECTION_OK)
       return Error{location_ + ": lost the connection to the server while trying to " + doing_ + " (" + detail + ")",
-                   ErrorKind::Io};
+                   ErrorKind::Unreachable};
     return Error{location_ + ": cannot " + doing_ + ": " + detail, kind};
   }
 
@@ -162,7 +163,7 @@ class PostgresConnection : public SqlConnection {
     const bool ends_transaction = sql == "COMMIT" || sql == "ROLLBACK";
     if (ends_transaction && PQstatus(connection_) != CONNECTION_OK) {
       in_transaction_ = false;  // the server rolled it back when the session ended
-      return Error{location_ + ": lost the connection to the server before the transaction committed", ErrorKind::Io};
+      return Error{location_ + ": lost the connection to the server before the transaction committed", ErrorKind::Unreachable};
     }
     auto usable = reconnect_if_lost();
     if (!usable.ok()) return usable.error();
@@ -253,7 +254,7 @@ class PostgresConnection : public SqlConnection {
     PGresult *result = PQexec(connection_, sql.c_str());
     const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
     const std::string detail = one_line(result ? PQresultErrorMessage(result) : PQerrorMessage(connection_));
-    const ErrorKind kind = PQstatus(connection_) != CONNECTION_OK ? ErrorKind::Io : kind_of_failure(result);
+    const ErrorKind kind = PQstatus(connection_) != CONNECTION_OK ? ErrorKind::Unreachable : kind_of_failure(result);
     PQclear(result);
     if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return {};
     return Error{location_ + ": cannot " + doing + ": " + detail, kind};
@@ -264,7 +265,7 @@ class PostgresConnection : public SqlConnection {
     if (!query.ok()) return query.error();
     auto row = query.value()->next();
     if (!row.ok()) return row.error();
-    if (!row.value()) return make_error(location_ + ": cannot " + doing + ": no row");
+    if (!row.value()) return make_error(ErrorKind::Internal, location_ + ": cannot " + doing + ": no row");
     return query.value()->integer(0);
   }
 
@@ -273,12 +274,12 @@ class PostgresConnection : public SqlConnection {
   Result<void> reconnect_if_lost() {
     if (PQstatus(connection_) == CONNECTION_OK) return {};
     if (in_transaction_)
-      return Error{location_ + ": lost the connection to the server in the middle of a transaction", ErrorKind::Io};
+      return Error{location_ + ": lost the connection to the server in the middle of a transaction", ErrorKind::Unreachable};
     PQreset(connection_);
     if (PQstatus(connection_) != CONNECTION_OK)
       return Error{location_ + ": lost the connection to the server and cannot reconnect (" +
                        one_line(PQerrorMessage(connection_)) + ")",
-                   ErrorKind::Io};
+                   ErrorKind::Unreachable};
     listening_.clear();  // a new session listens to nothing yet
     return start_session();
   }
@@ -327,10 +328,10 @@ Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string &url, con
   keywords.push_back(nullptr);
   values.push_back(nullptr);
   PGconn *handle = PQconnectdbParams(keywords.data(), values.data(), 1);
-  if (!handle) return Error{location + ": cannot connect (out of memory)", ErrorKind::Io};
+  if (!handle) return Error{location + ": cannot connect (out of memory)", ErrorKind::Unreachable};
   if (PQstatus(handle) != CONNECTION_OK) {
     Error error{"cannot connect to the tuning database " + location + ": " + one_line(PQerrorMessage(handle)),
-                ErrorKind::Io};
+                ErrorKind::Unreachable};
     PQfinish(handle);
     return error;
   }

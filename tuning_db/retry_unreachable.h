@@ -1,6 +1,6 @@
 #pragma once
 // Remote tuning outlives a restarted database server or a network cut: a coordinator or a
-// worker whose query fails because the server is unreachable (ErrorKind::Io) waits and tries
+// worker whose query fails because the server is unreachable (ErrorKind::Unreachable) waits and tries
 // again, for up to a window, instead of dropping what it measured. Queries against a server
 // that answers with an error are not retried.
 #include <chrono>
@@ -26,7 +26,7 @@ auto retry_unreachable(Attempt attempt, const RetryWindow &window) -> decltype(a
   bool said = false;
   while (true) {
     auto result = attempt();
-    if (result.ok() || result.error().kind != ErrorKind::Io) return result;
+    if (result.ok() || result.error().kind != ErrorKind::Unreachable) return result;
     if (std::chrono::duration<double>(Clock::now() - start).count() >= window.seconds) return result;
     if (window.log && !said) {
       window.log(result.error().message + "; retrying for up to " + std::to_string(static_cast<int>(window.seconds)) + " s");

@@ -101,7 +101,8 @@ std::string migration(SqlBackend backend, int from_version) { return dialect_sql
 }  // namespace
 
 Error newer_schema_error(const std::string &location, int version) {
-  return make_error(location + " was written by a newer tessel (schema " + std::to_string(version) +
+  return make_error(ErrorKind::Unsupported,
+                    location + " was written by a newer tessel (schema " + std::to_string(version) +
                     "; this tessel reads up to schema " + std::to_string(kTuningSchemaVersion) + ")");
 }
 
@@ -121,7 +122,8 @@ Result<void> migrate_locked(SqlConnection &connection) {
     auto foreign = connection.has_foreign_tables();
     if (!foreign.ok()) return foreign.error();
     if (foreign.value())
-      return make_error(location + " is a database but not a tessel tuning database (it holds other tables)");
+      return make_error(ErrorKind::InvalidInput,
+                        location + " is a database but not a tessel tuning database (it holds other tables)");
   }
   for (int v = version.value(); v < kTuningSchemaVersion; ++v) {
     auto migrated = connection.execute(migration(connection.backend(), v), "migrate the schema from version " +

@@ -33,7 +33,7 @@ SqlTransaction::~SqlTransaction() {
 }
 
 Result<void> SqlTransaction::commit() {
-  if (!connection_) return make_error("commit of a transaction that is not open");
+  if (!connection_) return make_error(ErrorKind::Internal, "commit of a transaction that is not open");
   auto committed = connection_->execute("COMMIT", "commit a transaction");
   if (!committed.ok()) return committed.error();  // still open: the destructor rolls back
   connection_ = nullptr;

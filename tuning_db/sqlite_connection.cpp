@@ -22,21 +22,23 @@ Error sqlite_error(sqlite3 *db, int code, const std::string &path, const std::st
   switch (code & 0xFF) {  // primary code: extended codes keep it in the low byte
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return make_error(path + ": database is locked: another process held it longer than the busy timeout (while "
+      return make_error(ErrorKind::Timeout,
+                        path + ": database is locked: another process held it longer than the busy timeout (while "
                         "trying to " + doing + "); try again when it finishes");
     case SQLITE_READONLY:
       return make_error(path + " is read-only: cannot " + doing + " (" + detail + ")");
     case SQLITE_NOTADB:
-      return make_error(path + ": file is not a database (is it a tessel.db?)");
+      return make_error(ErrorKind::InvalidInput, path + ": file is not a database (is it a tessel.db?)");
     case SQLITE_CORRUPT:
-      return make_error(path + " is corrupt (" + detail + ") while trying to " + doing +
-                        "; restore it from a backup or re-import an exported tuning log");
+      return make_error(ErrorKind::InvalidInput, path + " is corrupt (" + detail + ") while trying to " + doing +
+                                                 "; restore it from a backup or re-import an exported tuning log");
     case SQLITE_CANTOPEN:
-      return make_error("cannot open " + path + " (" + detail + "): does its directory exist and is it writable?");
+      return make_error(ErrorKind::NotFound,
+                        "cannot open " + path + " (" + detail + "): does its directory exist and is it writable?");
     case SQLITE_FULL:
-      return make_error(path + ": disk full while trying to " + doing);
+      return make_error(ErrorKind::Io, path + ": disk full while trying to " + doing);
     case SQLITE_IOERR:
-      return make_error(path + ": I/O error while trying to " + doing + " (" + detail + ")");
+      return make_error(ErrorKind::Io, path + ": I/O error while trying to " + doing + " (" + detail + ")");
     default:
       return make_error(path + ": cannot " + doing + ": " + detail);
   }
@@ -197,7 +199,8 @@ Result<void> enable_wal(SqliteConnection &connection, int busy_timeout_ms) {
     sqlite3_finalize(statement);
     if (code == SQLITE_ROW) {
       if (mode != "wal")
-        return make_error(connection.location() + ": cannot use WAL mode (the journal mode stays " + mode + ")");
+        return make_error(ErrorKind::Unsupported,
+                          connection.location() + ": cannot use WAL mode (the journal mode stays " + mode + ")");
       return {};
     }
     const bool busy = (code & 0xFF) == SQLITE_BUSY || (code & 0xFF) == SQLITE_LOCKED;
@@ -260,7 +263,8 @@ Result<std::unique_ptr<SqlConnection>> connect(const std::string &path, const Sq
 }  // namespace
 
 Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string &path, const SqliteOpenOptions &options) {
-  if (options.read_only && !file_exists(path)) return make_error(path + ": no such tuning database");
+  if (options.read_only && !file_exists(path))
+    return make_error(ErrorKind::NotFound, path + ": no such tuning database");
   auto connection = connect(path, options, false);
   // Reading a WAL file needs its -shm file, which a user who may not write the directory
   // cannot create. With no -wal file every committed record is in the main file, so it can

@@ -41,19 +41,20 @@ Result<TuningRecord> read_record(const SqlQuery &row, const std::string &locatio
   record.schedule_text = row.text(4);
   record.schedule_hash = row.text(5);
   auto status = parse_record_status(row.text(6));
-  if (!status.ok()) return make_error(which + ": " + status.error().message);
+  if (!status.ok()) return make_error(ErrorKind::InvalidInput, which + ": " + status.error().message);
   record.status = status.value();
   record.error_message = row.text(7);
   if (!row.is_null(8)) record.median_seconds = row.real(8);
   auto timings = read_timings(row.text(9));
-  if (!timings.ok()) return make_error(which + ": malformed timings: " + timings.error().message);
+  if (!timings.ok())
+    return make_error(ErrorKind::InvalidInput, which + ": malformed timings: " + timings.error().message);
   record.timings_seconds = std::move(timings.value());
   record.compile_seconds = row.real(10);
   record.tool_version = row.text(11);
   record.created_at = row.text(12);
   if (!row.is_null(13)) {
     auto features = decode_features(row.blob(13));
-    if (!features.ok()) return make_error(which + ": malformed " + features.error().message);
+    if (!features.ok()) return make_error(ErrorKind::InvalidInput, which + ": malformed " + features.error().message);
     record.features = std::move(features.value());
   }
   return record;
@@ -114,9 +115,11 @@ Result<TuningDatabase> TuningDatabase::open(const std::string &location, const D
     if (!version.ok()) return version.error();
     if (version.value() > kTuningSchemaVersion) return newer_schema_error(opened.location(), version.value());
     if (version.value() == 0)
-      return make_error(opened.location() + " is not a tessel tuning database (it has no tessel schema)");
+      return make_error(ErrorKind::InvalidInput,
+                        opened.location() + " is not a tessel tuning database (it has no tessel schema)");
     if (version.value() < kTuningSchemaVersion)
-      return make_error(opened.location() + " has the older schema " + std::to_string(version.value()) +
+      return make_error(ErrorKind::Unsupported,
+                        opened.location() + " has the older schema " + std::to_string(version.value()) +
                         "; open it once where it can be written to migrate it");
     return database;
   }
@@ -141,7 +144,7 @@ auto TuningDatabase::retrying(Attempt attempt) const -> decltype(attempt()) {
 }
 
 Result<bool> TuningDatabase::insert_workload(const std::string &key, const std::string &workload_text) {
-  if (key.empty()) return make_error("empty workload key");
+  if (key.empty()) return make_error(ErrorKind::InvalidInput, "empty workload key");
   // Insert first, then compare: two tuners adding the same workload at once both succeed.
   auto insert = connection_->prepare(
       "INSERT INTO workloads(key, workload_text, first_seen) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING "
@@ -159,7 +162,8 @@ Result<bool> TuningDatabase::insert_workload(const std::string &key, const std::
   auto existing = this->workload_text(key);
   if (!existing.ok()) return existing.error();
   if (!existing.value() || *existing.value() != workload_text)
-    return make_error(location() + ": workload " + key +
+    return make_error(ErrorKind::InvalidInput,
+                      location() + ": workload " + key +
                       " is already recorded with a different workload text (hash collision or damaged data)");
   return false;
 }
@@ -220,7 +224,7 @@ Result<int64_t> TuningDatabase::ensure_target(const std::string &target, const s
     insert.value()->bind(1, target).bind(2, machine);
     if (auto ran = insert.value()->run(); !ran.ok()) return ran.error();
   }
-  return make_error(location() + ": cannot " + doing + ": it is missing right after insertion");
+  return make_error(ErrorKind::Internal, location() + ": cannot " + doing + ": it is missing right after insertion");
 }
 
 Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {
@@ -229,7 +233,8 @@ Result<bool> TuningDatabase::insert_record(const TuningRecord &record) {
   auto workload = workload_text(record.workload_key);
   if (!workload.ok()) return workload.error();
   if (!workload.value())
-    return make_error(location() + ": workload " + record.workload_key + " is not recorded; add_workload comes first");
+    return make_error(ErrorKind::NotFound,
+                      location() + ": workload " + record.workload_key + " is not recorded; add_workload comes first");
   auto target_id = ensure_target(record.target, record.machine);
   if (!target_id.ok()) return target_id.error();
 
@@ -479,7 +484,7 @@ Result<DatabaseStats> TuningDatabase::stats() const {
       if (!row.ok()) return row.error();
       if (!row.value()) break;
       auto status = parse_record_status(by_status.value()->text(0));
-      if (!status.ok()) return make_error(location() + ": " + status.error().message);
+      if (!status.ok()) return make_error(ErrorKind::InvalidInput, location() + ": " + status.error().message);
       stats.records_by_status[status.value()] = by_status.value()->integer(1);
     }
 
@@ -548,7 +553,8 @@ Result<int64_t> TuningDatabase::export_jsonl(std::ostream &out, const ExportFilt
     ++written;
   }
   out.flush();
-  if (!out) return make_error("cannot write the tuning log (output stream failed after " + std::to_string(written) +
+  if (!out) return make_error(ErrorKind::Io,
+                              "cannot write the tuning log (output stream failed after " + std::to_string(written) +
                               " records)");
   return written;
 }
@@ -576,7 +582,8 @@ Result<ImportSummary> TuningDatabase::import_jsonl(std::istream &in, const std::
     if (!inserted.ok()) return at_line(inserted.error().message);
     ++(inserted.value() ? summary.inserted : summary.duplicates);
   }
-  if (in.bad()) return make_error(source_name + ": read error after line " + std::to_string(line_number));
+  if (in.bad())
+    return make_error(ErrorKind::Io, source_name + ": read error after line " + std::to_string(line_number));
   auto committed = transaction->commit();
   if (!committed.ok()) return committed.error();
   return summary;

@@ -19,7 +19,8 @@ Result<bool> TuningLog::add(TuningLogEntry entry) {
   if (!valid.ok()) return valid.error();
   auto [known, inserted_text] = workload_texts_.emplace(record.workload_key, entry.workload_text);
   if (!inserted_text && known->second != entry.workload_text)
-    return make_error("workload " + record.workload_key + " appears with two different workload texts");
+    return make_error(ErrorKind::InvalidInput,
+                      "workload " + record.workload_key + " appears with two different workload texts");
   if (!measured_.emplace(record.workload_key, record.target, record.schedule_hash).second) return false;
   records_.push_back(std::move(record));
   return true;
@@ -61,18 +62,23 @@ Result<TuningLog> read_tuning_log(std::istream &in, const std::string &source_na
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     auto entry = parse_log_line(line);
-    if (!entry.ok()) return make_error(source_name + ":" + std::to_string(line_number) + ": " + entry.error().message);
+    if (!entry.ok())
+      return make_error(entry.error().kind,
+                        source_name + ":" + std::to_string(line_number) + ": " + entry.error().message);
     entry->record.id = line_number;
     auto added = log.add(std::move(entry.value()));
-    if (!added.ok()) return make_error(source_name + ":" + std::to_string(line_number) + ": " + added.error().message);
+    if (!added.ok())
+      return make_error(added.error().kind,
+                        source_name + ":" + std::to_string(line_number) + ": " + added.error().message);
   }
-  if (in.bad()) return make_error(source_name + ": read error after line " + std::to_string(line_number));
+  if (in.bad())
+    return make_error(ErrorKind::Io, source_name + ": read error after line " + std::to_string(line_number));
   return log;
 }
 
 Result<TuningLog> read_tuning_log(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open tuning log (" + std::strerror(errno) + ")");
+  if (!in) return make_error(ErrorKind::NotFound, path + ": cannot open tuning log (" + std::strerror(errno) + ")");
   return read_tuning_log(in, path);
 }
 

@@ -109,16 +109,19 @@ class LogLineFields {
 Result<TuningLogEntry> parse_log_line(const std::string &line) {
   auto object = parse_json(line);
   if (!object.ok()) return object.error();
-  if (!object->is_object()) return make_error(std::string("a log line must be an object, not ") + json_kind_name(*object));
+  if (!object->is_object())
+    return make_error(ErrorKind::InvalidInput,
+                      std::string("a log line must be an object, not ") + json_kind_name(*object));
   LogLineFields fields(object.value());
   TuningLogEntry entry;
   TuningRecord &record = entry.record;
   try {
     const double version = fields.number("log_version");
     if (version != std::floor(version) || version < 1)
-      return make_error("\"log_version\" must be a positive integer");
+      return make_error(ErrorKind::InvalidInput, "\"log_version\" must be a positive integer");
     if (version > kTuningLogVersion)
-      return make_error("log_version " + dump_json(object->at("log_version")) + " was written by a newer tessel (this one reads " +
+      return make_error(ErrorKind::Unsupported,
+                        "log_version " + dump_json(object->at("log_version")) + " was written by a newer tessel (this one reads " +
                         std::to_string(kTuningLogVersion) + ")");
     record.workload_key = fields.string("workload_key");
     entry.workload_text = fields.string("workload_text");
@@ -139,15 +142,16 @@ Result<TuningLogEntry> parse_log_line(const std::string &line) {
       record.features.emplace();
       for (double f : *features) {
         if (std::fabs(f) > std::numeric_limits<float>::max())
-          return make_error("\"features\" holds " + dump_json(Json(f)) + ", beyond the float range");
+          return make_error(ErrorKind::InvalidInput,
+                            "\"features\" holds " + dump_json(Json(f)) + ", beyond the float range");
         record.features->push_back(static_cast<float>(f));
       }
     }
     fields.reject_unknown_keys();
   } catch (const TesselException &e) {
-    return make_error(e.what());
+    return make_error(ErrorKind::InvalidInput, e.what());
   }
-  if (entry.workload_text.empty()) return make_error("\"workload_text\" is empty");
+  if (entry.workload_text.empty()) return make_error(ErrorKind::InvalidInput, "\"workload_text\" is empty");
   auto valid = validate_record(record);
   if (!valid.ok()) return valid.error();
   return entry;

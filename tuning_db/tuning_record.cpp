@@ -29,29 +29,33 @@ const std::vector<RecordStatus> &all_record_statuses() {
 Result<RecordStatus> parse_record_status(const std::string &text) {
   for (RecordStatus status : all_record_statuses())
     if (text == to_text(status)) return status;
-  return make_error("unknown record status '" + text +
+  return make_error(ErrorKind::InvalidInput,
+                    "unknown record status '" + text +
                     "' (expected ok, compile_error, runtime_error, wrong_result, timeout or crash)");
 }
 
 static bool is_valid_seconds(double seconds) { return std::isfinite(seconds) && seconds >= 0; }
 
 Result<void> validate_record(const TuningRecord &record) {
-  if (record.workload_key.empty()) return make_error("record has an empty workload_key");
-  if (record.target.empty()) return make_error("record of workload " + record.workload_key + " has an empty target");
+  if (record.workload_key.empty()) return make_error(ErrorKind::InvalidInput, "record has an empty workload_key");
+  if (record.target.empty())
+    return make_error(ErrorKind::InvalidInput, "record of workload " + record.workload_key + " has an empty target");
   if (record.schedule_hash.empty())
-    return make_error("record of workload " + record.workload_key + " has an empty schedule_hash");
+    return make_error(ErrorKind::InvalidInput,
+                      "record of workload " + record.workload_key + " has an empty schedule_hash");
   const std::string which = "record " + record.schedule_hash + " of workload " + record.workload_key;
   if (record.status == RecordStatus::Ok && !record.median_seconds)
-    return make_error(which + " has status ok but no median_seconds");
+    return make_error(ErrorKind::InvalidInput, which + " has status ok but no median_seconds");
   if (record.median_seconds && !is_valid_seconds(*record.median_seconds))
-    return make_error(which + " has an invalid median_seconds (must be finite and >= 0)");
+    return make_error(ErrorKind::InvalidInput, which + " has an invalid median_seconds (must be finite and >= 0)");
   for (double t : record.timings_seconds)
-    if (!is_valid_seconds(t)) return make_error(which + " has an invalid timing (must be finite and >= 0)");
+    if (!is_valid_seconds(t))
+      return make_error(ErrorKind::InvalidInput, which + " has an invalid timing (must be finite and >= 0)");
   if (!is_valid_seconds(record.compile_seconds))
-    return make_error(which + " has an invalid compile_seconds (must be finite and >= 0)");
+    return make_error(ErrorKind::InvalidInput, which + " has an invalid compile_seconds (must be finite and >= 0)");
   if (record.features)
     for (float f : *record.features)
-      if (!std::isfinite(f)) return make_error(which + " has a non-finite feature value");
+      if (!std::isfinite(f)) return make_error(ErrorKind::InvalidInput, which + " has a non-finite feature value");
   return {};
 }
 

@@ -37,8 +37,8 @@ class WorkloadParser {
   }
   Error fail(const std::string &what) const {
     const std::string near = text_.substr(pos_, 24);
-    return make_error("workload text, offset " + std::to_string(pos_) + ": " + what +
-                      (near.empty() ? " at the end" : " near \"" + near + "\""));
+    return make_error(ErrorKind::InvalidInput, "workload text, offset " + std::to_string(pos_) + ": " + what +
+                                               (near.empty() ? " at the end" : " near \"" + near + "\""));
   }
 
   /// Letters, digits and '_' (op types, tensor names, attribute names).
@@ -301,12 +301,13 @@ Result<WorkloadGraph> graph_from_workload_text(const std::string &text) {
     if (auto ok = in.expect(';'); !ok.ok()) return ok.error();
     group.nodes.push_back(graph.add_node(node, inputs, outputs));
   }
-  if (group.nodes.empty()) return make_error("workload text is empty");
+  if (group.nodes.empty()) return make_error(ErrorKind::InvalidInput, "workload text is empty");
   for (int t : produced)
     if (!read.count(t)) graph.outputs.push_back(t);
 
   auto inferred = infer_shapes(std::move(graph));
-  if (!inferred.ok()) return make_error("workload text describes an invalid graph: " + inferred.error().message);
+  if (!inferred.ok())
+    return make_error(ErrorKind::InvalidInput, "workload text describes an invalid graph: " + inferred.error().message);
   auto result = std::make_shared<const Graph>(std::move(inferred.value()));
   // The anchor and pattern as partition_graph gives them to a group.
   group.anchor = group_anchor(*result, group.nodes);
@@ -314,7 +315,8 @@ Result<WorkloadGraph> graph_from_workload_text(const std::string &text) {
   for (int n : group.nodes) group.pattern = std::max(group.pattern, node_pattern(result->nodes[n]));
   const std::string again = workload_text(*result, group);
   if (again != text)
-    return make_error("the graph rebuilt from the workload text does not describe the same workload (it reads \"" +
+    return make_error(ErrorKind::InvalidInput,
+                      "the graph rebuilt from the workload text does not describe the same workload (it reads \"" +
                       again.substr(0, 200) + "\")");
   return WorkloadGraph{result, group};
 }

@@ -23,7 +23,8 @@ Result<std::vector<int64_t>> full_pads(const std::vector<int64_t> &pads, const s
   }
   const size_t n = padded_axes.size();
   if (pads.size() != 2 * n)
-    return make_error("pads " + ints_to_string(pads) + " has " + std::to_string(pads.size()) + " entries, expected " +
+    return make_error(ErrorKind::InvalidInput,
+                      "pads " + ints_to_string(pads) + " has " + std::to_string(pads.size()) + " entries, expected " +
                       std::to_string(2 * n));
   std::vector<int64_t> full(2 * rank, 0);
   for (size_t i = 0; i < n; ++i) {

@@ -14,7 +14,8 @@ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1)
 
 /// The error of a list attribute that does not have one entry per spatial axis (or two).
 Error wrong_length(const char *name, const std::vector<int64_t> &values, size_t want) {
-  return make_error(std::string(name) + " " + ints_to_string(values) + " must have " + std::to_string(want) +
+  return make_error(ErrorKind::InvalidInput,
+                    std::string(name) + " " + ints_to_string(values) + " must have " + std::to_string(want) +
                     " entries");
 }
 
@@ -24,10 +25,11 @@ Result<PoolGeometry> pool_geometry(const Attributes &attrs, const Shape &spatial
   const size_t n = spatial_in.size();
   PoolGeometry g;
   g.in = spatial_in;
-  if (!attrs.has("kernel_shape")) return make_error("attribute kernel_shape is required");
+  if (!attrs.has("kernel_shape")) return make_error(ErrorKind::InvalidInput, "attribute kernel_shape is required");
   g.kernel = attrs.get_ints("kernel_shape");
   if (g.kernel.size() != n)
-    return make_error("kernel_shape " + ints_to_string(g.kernel) + " has " + std::to_string(g.kernel.size()) +
+    return make_error(ErrorKind::InvalidInput,
+                      "kernel_shape " + ints_to_string(g.kernel) + " has " + std::to_string(g.kernel.size()) +
                       " entries but the input has " + std::to_string(n) + " spatial dimensions");
   g.strides = attrs.get_ints("strides", std::vector<int64_t>(n, 1));
   g.dilations = attrs.get_ints("dilations", std::vector<int64_t>(n, 1));
@@ -40,19 +42,27 @@ Result<PoolGeometry> pool_geometry(const Attributes &attrs, const Shape &spatial
   const std::initializer_list<const std::vector<int64_t> *> lists = {&g.kernel, &g.strides, &g.dilations, &pads};
   for (const std::vector<int64_t> *list : lists)
     for (int64_t v : *list)
-      if (v > kLargest) return make_error("pooling geometry " + ints_to_string(*list) + " has an entry past 2^31");
+      if (v > kLargest)
+        return make_error(ErrorKind::Unsupported,
+                          "pooling geometry " + ints_to_string(*list) + " has an entry past 2^31");
   for (int64_t d : spatial_in)
-    if (d > kLargest) return make_error("a spatial dimension past 2^31 (" + std::to_string(d) + ")");
+    if (d > kLargest)
+      return make_error(ErrorKind::Unsupported, "a spatial dimension past 2^31 (" + std::to_string(d) + ")");
   for (size_t i = 0; i < n; ++i) {
-    if (g.kernel[i] < 1) return make_error("kernel_shape " + ints_to_string(g.kernel) + " must be positive");
-    if (g.strides[i] < 1) return make_error("strides " + ints_to_string(g.strides) + " must be positive");
-    if (g.dilations[i] < 1) return make_error("dilations " + ints_to_string(g.dilations) + " must be positive");
-    if (pads[i] < 0 || pads[i + n] < 0) return make_error("pads " + ints_to_string(pads) + " must not be negative");
+    if (g.kernel[i] < 1)
+      return make_error(ErrorKind::InvalidInput, "kernel_shape " + ints_to_string(g.kernel) + " must be positive");
+    if (g.strides[i] < 1)
+      return make_error(ErrorKind::InvalidInput, "strides " + ints_to_string(g.strides) + " must be positive");
+    if (g.dilations[i] < 1)
+      return make_error(ErrorKind::InvalidInput, "dilations " + ints_to_string(g.dilations) + " must be positive");
+    if (pads[i] < 0 || pads[i + n] < 0)
+      return make_error(ErrorKind::InvalidInput, "pads " + ints_to_string(pads) + " must not be negative");
   }
   std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
   if (auto_pad.empty()) auto_pad = "NOTSET";
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    return make_error("auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    return make_error(ErrorKind::InvalidInput,
+                      "auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
   const bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
 
   g.pad_begin.assign(n, 0);
@@ -77,7 +87,8 @@ Result<PoolGeometry> pool_geometry(const Attributes &attrs, const Shape &spatial
     } else {
       const int64_t room = in + g.pad_begin[i] + g.pad_end[i] - span;
       if (room < 0)
-        return make_error("the dilated kernel (" + std::to_string(span) + ") is larger than padded spatial dimension " +
+        return make_error(ErrorKind::InvalidInput,
+                          "the dilated kernel (" + std::to_string(span) + ") is larger than padded spatial dimension " +
                           std::to_string(i) + " (" + std::to_string(in + g.pad_begin[i] + g.pad_end[i]) + ")");
       out = (ceil_mode && auto_pad == "NOTSET" ? ceil_div(room, g.strides[i]) : floor_div(room, g.strides[i])) + 1;
       // A ceil-mode window must start inside the input or its left padding.

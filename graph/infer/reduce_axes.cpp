@@ -14,9 +14,11 @@ Result<std::vector<bool>> reduced_axis_mask(const Attributes &attrs, const std::
   std::vector<bool> mask(static_cast<size_t>(rank), false);
   for (int64_t axis : axes) {
     if (axis < -rank || axis >= rank)
-      return make_error("axis " + std::to_string(axis) + " in axes is out of range for rank " + std::to_string(rank));
+      return make_error(ErrorKind::InvalidInput,
+                        "axis " + std::to_string(axis) + " in axes is out of range for rank " + std::to_string(rank));
     const int64_t a = axis < 0 ? axis + rank : axis;
-    if (mask[a]) return make_error("axis " + std::to_string(axis) + " appears more than once in axes");
+    if (mask[a])
+      return make_error(ErrorKind::InvalidInput, "axis " + std::to_string(axis) + " appears more than once in axes");
     mask[a] = true;
   }
   return mask;

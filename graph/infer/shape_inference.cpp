@@ -32,8 +32,8 @@ Result<std::vector<TensorType>> infer_node_types(const Node &node, int64_t opset
                                                  size_t num_outputs) {
   const OpSchema *schema = node.domain.empty() ? find_op_schema(node.op_type) : nullptr;
   if (!schema)
-    return make_error("node '" + node.name + "': unsupported op " +
-                      (node.domain.empty() ? "" : node.domain + ".") + node.op_type);
+    return make_error(ErrorKind::Unsupported, "node '" + node.name + "': unsupported op " +
+                                              (node.domain.empty() ? "" : node.domain + ".") + node.op_type);
   InferenceContext ctx{node, opset, input_types, input_values, num_outputs};
   try {
     std::vector<TensorType> out = schema->infer(ctx);
@@ -44,7 +44,7 @@ Result<std::vector<TensorType>> infer_node_types(const Node &node, int64_t opset
     // shapes are unknown, their dtypes are not.
     return unknown_shape_outputs(*schema, ctx);
   } catch (const std::exception &e) {
-    return make_error(e.what());
+    return make_error(ErrorKind::InvalidInput, e.what());
   }
 }
 
@@ -82,7 +82,7 @@ Result<void> check_supported_ops(const Graph &graph) {
     }
     msg += ")";
   }
-  return make_error(msg);
+  return make_error(ErrorKind::Unsupported, msg);
 }
 
 Result<Tensor> constant_node_value(const Node &node) {
@@ -102,9 +102,10 @@ Result<Tensor> constant_node_value(const Node &node) {
       return Tensor::from_int64s(v, {static_cast<int64_t>(v.size())});
     }
   } catch (const std::exception &e) {
-    return make_error("node '" + node.name + "' (Constant): " + e.what());
+    return make_error(ErrorKind::InvalidInput, "node '" + node.name + "' (Constant): " + e.what());
   }
-  return make_error("node '" + node.name + "' (Constant): no supported value attribute (sparse and string constants are not supported)");
+  return make_error(ErrorKind::Unsupported,
+                    "node '" + node.name + "' (Constant): no supported value attribute (sparse and string constants are not supported)");
 }
 
 Tensor shape_node_value(const Node &node, const Shape &input_shape) {
@@ -139,7 +140,7 @@ Result<Graph> infer_shapes(Graph graph) {
   try {
     order = graph.topological_order();
   } catch (const std::exception &e) {
-    return make_error(e.what());
+    return make_error(ErrorKind::InvalidInput, e.what());
   }
   for (int n : order) {
     const Node &node = graph.nodes[n];

@@ -44,13 +44,15 @@ Result<SliceGeometry> slice_geometry(const Shape &in, SliceLists lists) {
   const int64_t rank = static_cast<int64_t>(in.size());
   const size_t n = lists.starts.size();
   if (lists.ends.size() != n)
-    return make_error("starts " + ints_to_string(lists.starts) + " and ends " + ints_to_string(lists.ends) +
+    return make_error(ErrorKind::InvalidInput,
+                      "starts " + ints_to_string(lists.starts) + " and ends " + ints_to_string(lists.ends) +
                       " differ in length");
   if (lists.axes.empty())
     for (size_t i = 0; i < n; ++i) lists.axes.push_back(static_cast<int64_t>(i));
   if (lists.steps.empty()) lists.steps.assign(n, 1);
   if (lists.axes.size() != n || lists.steps.size() != n)
-    return make_error("starts, ends, axes and steps must have the same length (got " + std::to_string(n) + ", " +
+    return make_error(ErrorKind::InvalidInput,
+                      "starts, ends, axes and steps must have the same length (got " + std::to_string(n) + ", " +
                       std::to_string(lists.ends.size()) + ", " + std::to_string(lists.axes.size()) + ", " +
                       std::to_string(lists.steps.size()) + ")");
   Result<std::vector<int64_t>> axes = normalize_axis_list(lists.axes, rank);
@@ -58,7 +60,8 @@ Result<SliceGeometry> slice_geometry(const Shape &in, SliceLists lists) {
 
   SliceGeometry g{std::vector<int64_t>(in.size(), 0), std::vector<int64_t>(in.size(), 1), in};
   for (size_t i = 0; i < n; ++i) {
-    if (lists.steps[i] == 0) return make_error("steps " + ints_to_string(lists.steps) + " contains 0");
+    if (lists.steps[i] == 0)
+      return make_error(ErrorKind::InvalidInput, "steps " + ints_to_string(lists.steps) + " contains 0");
     const int64_t a = axes.value()[i], dim = in[a];
     if (dim == kUnknownDim) continue;
     const AxisSlice s = clamp_slice(lists.starts[i], lists.ends[i], lists.steps[i], dim);

@@ -12,10 +12,13 @@ Result<std::vector<int64_t>> normalize_axis_list(std::vector<int64_t> axes, int6
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 1)), false);
   for (int64_t &a : axes) {
     if (a < -rank || a >= std::max<int64_t>(rank, 1))
-      return make_error("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+      return make_error(ErrorKind::InvalidInput,
+                        "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
     if (a < 0) a += rank;
     // The message lists the axes normalized so far and the later ones as given.
-    if (seen[a]) return make_error("axis " + std::to_string(a) + " is repeated in " + ints_to_string(axes));
+    if (seen[a])
+      return make_error(ErrorKind::InvalidInput,
+                        "axis " + std::to_string(a) + " is repeated in " + ints_to_string(axes));
     seen[a] = true;
   }
   return axes;

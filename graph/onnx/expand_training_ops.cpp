@@ -19,11 +19,12 @@ Result<std::vector<OptimizedTensor>> group_slots(const Graph &g, int n, size_t n
   const std::vector<int> &in = g.node_inputs[n], &out = g.node_outputs[n];
   const size_t per_tensor = 2 + num_states;
   if (in.size() < 2 + per_tensor || (in.size() - 2) % per_tensor != 0)
-    return make_error("expected R, T and " + std::to_string(per_tensor) + " inputs per optimized tensor, got " +
+    return make_error(ErrorKind::InvalidInput,
+                      "expected R, T and " + std::to_string(per_tensor) + " inputs per optimized tensor, got " +
                       std::to_string(in.size()) + " inputs");
   const size_t count = (in.size() - 2) / per_tensor;
   if (out.size() > count * (1 + num_states))
-    return make_error("more outputs than the optimized tensors have");
+    return make_error(ErrorKind::InvalidInput, "more outputs than the optimized tensors have");
   std::vector<OptimizedTensor> tensors(count);
   const auto output = [&](size_t i) { return i < out.size() ? out[i] : kNoTensor; };
   for (size_t i = 0; i < count; ++i) {
@@ -36,9 +37,10 @@ Result<std::vector<OptimizedTensor>> group_slots(const Graph &g, int n, size_t n
       t.new_states.push_back(output((1 + s) * count + i));
     }
     for (int slot : {t.x, t.g})
-      if (slot == kNoTensor) return make_error("an optimized tensor or its gradient is missing");
+      if (slot == kNoTensor)
+        return make_error(ErrorKind::InvalidInput, "an optimized tensor or its gradient is missing");
     for (int slot : t.states)
-      if (slot == kNoTensor) return make_error("an optimizer state input is missing");
+      if (slot == kNoTensor) return make_error(ErrorKind::InvalidInput, "an optimizer state input is missing");
   }
   return tensors;
 }
@@ -102,11 +104,12 @@ Result<void> expand_optimizer(GraphRewriter &rewriter, const Graph &, int n) {
   auto tensors = group_slots(rewriter.graph(), n, num_states);
   if (!tensors.ok()) return tensors.error();
   const std::vector<int> inputs = rewriter.graph().node_inputs[n];
-  if (inputs[0] == kNoTensor || inputs[1] == kNoTensor) return make_error("R and T are required");
+  if (inputs[0] == kNoTensor || inputs[1] == kNoTensor)
+    return make_error(ErrorKind::InvalidInput, "R and T are required");
   // Every formula runs in X's type; R and T are cast to it once.
   const DType dtype = rewriter.graph().tensors[tensors->front().x].type.dtype;
   if (dtype != DType::Float32 && dtype != DType::Float64)
-    return make_error("the optimized tensors' type must be declared float32 or float64");
+    return make_error(ErrorKind::Unsupported, "the optimized tensors' type must be declared float32 or float64");
   rewriter.remove_node(n);
   NodeEmitter e(rewriter, node.name, dtype);
   const int r = e.cast(inputs[0], dtype), step = e.cast(inputs[1], dtype);

@@ -216,10 +216,10 @@ std::string folder_of(const std::string &path) {
 Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &base_dir,
                                 bool run_checker) {
   onnx::ModelProto model;
-  if (bytes.empty()) return make_error("the file is empty");
+  if (bytes.empty()) return make_error(ErrorKind::InvalidInput, "the file is empty");
   if (!model.ParseFromString(bytes))
-    return make_error("not a valid ONNX model (the protobuf is truncated or corrupt)");
-  if (!model.has_graph()) return make_error("not a valid ONNX model (it has no graph)");
+    return make_error(ErrorKind::InvalidInput, "not a valid ONNX model (the protobuf is truncated or corrupt)");
+  if (!model.has_graph()) return make_error(ErrorKind::InvalidInput, "not a valid ONNX model (it has no graph)");
   if (run_checker) {
     std::optional<onnx::ModelProto> anchored;
     if (has_external_data(model.graph())) {
@@ -236,7 +236,7 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
       std::string msg = e.what();
       // The checker appends a multi-line dump of the offending proto; keep the first line.
       auto nl = msg.find('\n');
-      return make_error("the ONNX checker rejects the model: " + msg.substr(0, nl));
+      return make_error(ErrorKind::InvalidInput, "the ONNX checker rejects the model: " + msg.substr(0, nl));
     }
   }
   int64_t opset = 0;
@@ -258,11 +258,11 @@ Result<Graph> import_onnx_bytes(const std::string &bytes, const std::string &bas
 
 Result<Graph> import_onnx_file(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(path + ": cannot open file");
+  if (!file) return make_error(ErrorKind::NotFound, path + ": cannot open file");
   std::stringstream buffer;
   buffer << file.rdbuf();
   auto graph = import_onnx_bytes(buffer.str(), folder_of(path));
-  if (!graph.ok()) return make_error(path + ": " + graph.error().message);
+  if (!graph.ok()) return make_error(graph.error().kind, path + ": " + graph.error().message);
   return graph;
 }
 
@@ -270,7 +270,7 @@ Result<Graph> load_model(const std::string &path) {
   auto graph = import_onnx_file(path);
   if (!graph.ok()) return graph.error();
   auto inferred = infer_shapes(std::move(graph.value()));
-  if (!inferred.ok()) return make_error(path + ": " + inferred.error().message);
+  if (!inferred.ok()) return make_error(inferred.error().kind, path + ": " + inferred.error().message);
   return inferred;
 }
 

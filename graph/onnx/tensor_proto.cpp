@@ -39,8 +39,8 @@ static Result<std::string> read_external_data(const onnx::TensorProto &proto,
     if (entry.key() != "offset" && entry.key() != "length") continue;
     const auto value = parse_size_field(entry.value());
     if (!value)
-      return make_error(label + ": external data " + entry.key() + " '" + entry.value() +
-                        "' is not a non-negative integer");
+      return make_error(ErrorKind::InvalidInput, label + ": external data " + entry.key() + " '" + entry.value() +
+                                                 "' is not a non-negative integer");
     (entry.key() == "offset" ? offset : length) = *value;
   }
   // Nothing outside the model's folder is read, through a symbolic link neither; the file
@@ -51,15 +51,17 @@ static Result<std::string> read_external_data(const onnx::TensorProto &proto,
   const std::string shown = folder + "/" + location;
   if (length < 0) length = static_cast<int64_t>(expected);
   if (static_cast<uint64_t>(length) != expected)
-    return make_error(label + ": external data length " + std::to_string(length) + " does not match the " +
+    return make_error(ErrorKind::InvalidInput,
+                      label + ": external data length " + std::to_string(length) + " does not match the " +
                       std::to_string(expected) + " bytes of its type and shape");
   Result<int64_t> size = file_size(file.value(), shown);
   if (!size.ok()) return size.error();
   if (offset > size.value() || length > size.value() - offset)
-    return make_error(label + ": external data file " + shown + " is shorter than offset+length");
+    return make_error(ErrorKind::InvalidInput,
+                      label + ": external data file " + shown + " is shorter than offset+length");
   std::string bytes(static_cast<size_t>(length), '\0');
   if (Result<void> r = read_exactly_at(file.value(), offset, bytes.data(), bytes.size(), shown); !r.ok())
-    return make_error(label + ": external data file " + r.error().message);
+    return make_error(r.error().kind, label + ": external data file " + r.error().message);
   return bytes;
 }
 
@@ -67,12 +69,12 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
   const DType dtype = dtype_from_onnx(proto.data_type());
   const std::string label = "tensor '" + proto.name() + "'";
   if (!dtype_is_supported(dtype))
-    return make_error(label + " has unsupported data type " + dtype_name(dtype) + " (code " +
-                      std::to_string(proto.data_type()) + ")");
-  if (proto.has_segment()) return make_error(label + ": segmented tensors are not supported");
+    return make_error(ErrorKind::Unsupported, label + " has unsupported data type " + dtype_name(dtype) + " (code " +
+                                              std::to_string(proto.data_type()) + ")");
+  if (proto.has_segment()) return make_error(ErrorKind::Unsupported, label + ": segmented tensors are not supported");
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
-    if (d < 0) return make_error(label + " has a negative dimension");
+    if (d < 0) return make_error(ErrorKind::InvalidInput, label + " has a negative dimension");
   Tensor tensor(dtype, shape);
   const int64_t n = tensor.numel();
   const size_t bytes = tensor.bytes();
@@ -81,22 +83,22 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
     auto data = read_external_data(proto, base_dir, bytes);
     if (!data.ok()) return data.error();
     if (data->size() != bytes)
-      return make_error(label + ": external data holds " + std::to_string(data->size()) +
-                        " bytes, expected " + std::to_string(bytes));
+      return make_error(ErrorKind::InvalidInput, label + ": external data holds " + std::to_string(data->size()) +
+                                                 " bytes, expected " + std::to_string(bytes));
     copy_bytes(tensor.data(), data->data(), bytes);
     return tensor;
   }
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes)
-      return make_error(label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
-                        " bytes, expected " + std::to_string(bytes) + " for " +
-                        tensor.type().to_string());
+      return make_error(ErrorKind::InvalidInput, label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
+                                                 " bytes, expected " + std::to_string(bytes) + " for " +
+                                                 tensor.type().to_string());
     copy_bytes(tensor.data(), proto.raw_data().data(), bytes);
     return tensor;
   }
   auto count_error = [&](int64_t got) {
-    return make_error(label + " has " + std::to_string(got) + " values, expected " +
-                      std::to_string(n) + " for shape " + shape_to_string(shape));
+    return make_error(ErrorKind::InvalidInput, label + " has " + std::to_string(got) + " values, expected " +
+                                               std::to_string(n) + " for shape " + shape_to_string(shape));
   };
   switch (dtype) {
     case DType::Float32:
@@ -136,15 +138,16 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
 
 Result<Tensor> read_tensor_pb_file(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error("cannot open " + path);
+  if (!file) return make_error(ErrorKind::NotFound, "cannot open " + path);
   std::stringstream buffer;
   buffer << file.rdbuf();
   const std::string bytes = buffer.str();
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) return make_error(path + ": not a valid TensorProto file");
+  if (!proto.ParseFromString(bytes))
+    return make_error(ErrorKind::InvalidInput, path + ": not a valid TensorProto file");
   auto slash = path.find_last_of('/');
   auto t = tensor_from_proto(proto, slash == std::string::npos ? "" : path.substr(0, slash));
-  if (!t.ok()) return make_error(path + ": " + t.error().message);
+  if (!t.ok()) return make_error(t.error().kind, path + ": " + t.error().message);
   return t;
 }
 

@@ -33,11 +33,13 @@ Result<Graph> run_passes(Graph graph, const std::vector<GraphPass> &passes, cons
   for (const std::string &name : options.skip) {
     bool known = false;
     for (const GraphPass &p : passes) known |= p.name == name;
-    if (!known) return make_error("cannot skip pass '" + name + "': no such pass (passes: " + pass_order_text(passes) + ")");
+    if (!known)
+      return make_error(ErrorKind::InvalidInput,
+                        "cannot skip pass '" + name + "': no such pass (passes: " + pass_order_text(passes) + ")");
   }
   // Passes read types (shapes decide whether a Reshape is a no-op), so they start inferred.
   auto inferred = infer_shapes(std::move(graph));
-  if (!inferred.ok()) return make_error("before the graph passes: " + inferred.error().message);
+  if (!inferred.ok()) return make_error(inferred.error().kind, "before the graph passes: " + inferred.error().message);
   Graph current = std::move(inferred.value());
   const std::vector<std::string> interface = interface_names(current);
   for (const GraphPass &pass : passes) {
@@ -48,12 +50,14 @@ Result<Graph> run_passes(Graph graph, const std::vector<GraphPass> &passes, cons
     } catch (const std::exception &e) {
       return make_error("graph pass " + pass.name + ": " + e.what());
     }
-    if (!result->ok()) return make_error("graph pass " + pass.name + ": " + result->error().message);
+    if (!result->ok())
+      return make_error(result->error().kind, "graph pass " + pass.name + ": " + result->error().message);
     if (interface_names(result->value()) != interface)
-      return make_error("graph pass " + pass.name + " changed the graph's inputs or outputs");
+      return make_error(ErrorKind::Internal, "graph pass " + pass.name + " changed the graph's inputs or outputs");
     // Rewritten nodes (a Gemm for a MatMul, a merged Reshape) need their types again.
     auto reinferred = infer_shapes(std::move(result->value()));
-    if (!reinferred.ok()) return make_error("after graph pass " + pass.name + ": " + reinferred.error().message);
+    if (!reinferred.ok())
+      return make_error(ErrorKind::Internal, "after graph pass " + pass.name + ": " + reinferred.error().message);
     current = std::move(reinferred.value());
     if (options.print_after_each)
       *options.print_after_each << "--- after " << pass.name << " (" << current.nodes.size() << " nodes) ---\n"

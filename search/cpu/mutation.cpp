@@ -340,7 +340,7 @@ bool unrolls_too_much(const ScheduleTree &tree) {
 Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &schedule, const CpuTargetDesc &target,
                                  std::mt19937_64 &rng) {
   Result<ScheduleTree> tree = validate_and_replay(compute, schedule);
-  if (!tree) return make_error("the schedule to mutate does not replay: " + tree.error().message);
+  if (!tree) return make_error(tree.error().kind, "the schedule to mutate does not replay: " + tree.error().message);
   // Mutants keep their register tiles within the budget (or within the input's, if larger).
   const int64_t register_limit = std::max<int64_t>(target.accumulator_budget(), register_tile(*tree));
   Mutator mutator(compute, schedule, *tree, target, rng);

@@ -285,7 +285,7 @@ Result<Schedule> checked_schedule(const ComputeDesc &compute, const Sketch &sket
   Result<Schedule> schedule = build_sketch_schedule(compute, sketch, target, choices);
   if (!schedule) return schedule;
   Result<ScheduleTree> tree = validate_exact_cover(compute, *schedule);
-  if (!tree) return make_error("sketch " + sketch.name + ": " + tree.error().message);
+  if (!tree) return make_error(tree.error().kind, "sketch " + sketch.name + ": " + tree.error().message);
   return schedule;
 }
 

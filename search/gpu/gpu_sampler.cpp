@@ -129,7 +129,7 @@ Result<Schedule> checked_gpu_schedule(const ComputeDesc &compute, const Sketch &
   Result<Schedule> schedule = build_gpu_sketch_schedule(compute, sketch, target, choices);
   if (!schedule) return schedule;
   Result<ScheduleTree> tree = check_gpu_schedule(compute, *schedule, target);
-  if (!tree) return make_error("sketch " + sketch.name + ": " + tree.error().message);
+  if (!tree) return make_error(tree.error().kind, "sketch " + sketch.name + ": " + tree.error().message);
   return schedule;
 }
 

@@ -132,7 +132,8 @@ Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedu
     const auto *split = std::get_if<SplitStep>(&schedule.steps[i]);
     if (!split || split->tail != TailStrategy::ShiftInwards || !extents[i]) continue;
     if (*extents[i] % split->factor != 0)
-      return make_error("line " + std::to_string(step_line_number(i)) + ": a tile of " + std::to_string(split->factor) +
+      return make_error(ErrorKind::InvalidInput,
+                        "line " + std::to_string(step_line_number(i)) + ": a tile of " + std::to_string(split->factor) +
                         " does not divide the loop's " + std::to_string(*extents[i]));
   }
   // Every output must run on the GPU: its pure definition has a block loop.
@@ -142,18 +143,23 @@ Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedu
     for (const ScheduleNode &n : tree->nodes)
       if (n.kind == ScheduleNodeKind::Loop && n.func == f.name && n.update < 0 && n.loop_kind == LoopKind::GpuBlock)
         bound = true;
-    if (!bound) return make_error("output " + f.name + " has no loop bound to GPU blocks (it would run on the host)");
+    if (!bound)
+      return make_error(ErrorKind::InvalidInput,
+                        "output " + f.name + " has no loop bound to GPU blocks (it would run on the host)");
   }
   const GpuLaunchShape shape = gpu_launch_shape(*tree);
   if (shape.max_threads_per_block > target.max_threads_per_block)
-    return make_error(std::to_string(shape.max_threads_per_block) + " threads per block exceed the device's " +
+    return make_error(ErrorKind::InvalidInput,
+                      std::to_string(shape.max_threads_per_block) + " threads per block exceed the device's " +
                       std::to_string(target.max_threads_per_block));
   if (shape.max_shared_bytes > target.shared_bytes_per_block)
-    return make_error(std::to_string(shape.max_shared_bytes) + " bytes of shared memory per block exceed the " +
+    return make_error(ErrorKind::InvalidInput,
+                      std::to_string(shape.max_shared_bytes) + " bytes of shared memory per block exceed the " +
                       std::to_string(target.shared_bytes_per_block) + " a block may use");
   const int64_t register_words = shape.max_register_bytes / 4;
   if (register_words > target.accumulator_budget())
-    return make_error("a thread keeps " + std::to_string(register_words) + " accumulators in registers, more than " +
+    return make_error(ErrorKind::InvalidInput,
+                      "a thread keeps " + std::to_string(register_words) + " accumulators in registers, more than " +
                       std::to_string(target.accumulator_budget()));
   return tree;
 }

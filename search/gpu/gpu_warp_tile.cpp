@@ -130,14 +130,16 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
   const int lane = lane_axis(out);
   const std::vector<AxisDesc> r = update_reduction_axes(anchor);
   if (lane < 0 || r.empty() || anchor.pure_axes.size() != out.pure_axes.size())
-    return make_error(out.name + ": no axis that 32 lanes divide, or an anchor without a reduction");
+    return make_error(ErrorKind::Unsupported,
+                      out.name + ": no axis that 32 lanes divide, or an anchor without a reduction");
   const size_t n = out.pure_axes.size();
   const std::vector<int> others = register_axes(out, lane);
   const int warp_axis = others.empty() || others.front() < lane ? -1 : others.front();
   const int64_t warps = warp_axis < 0 ? 1 : choice_or(choices, anchor.name + ".warp.warps", 1);
   const int64_t load_vector = choice_or(choices, anchor.name + ".warp.load_vector", 1);
   if (warps < 1 || warps > 32 || (load_vector != 1 && load_vector != 2 && load_vector != 4))
-    return make_error(anchor.name + ": " + std::to_string(warps) + " warps or a load vector of " +
+    return make_error(ErrorKind::InvalidInput,
+                      anchor.name + ": " + std::to_string(warps) + " warps or a load vector of " +
                       std::to_string(load_vector) + " is out of range");
   // Elements of axis `a` one block covers: the lanes' or the warps' share times the register tile.
   auto block_tile = [&](int a, int64_t reg) {
@@ -149,17 +151,19 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
     regs[a] = choice_or(choices, register_param(out, static_cast<int>(a)), 1);
     const int64_t tile = block_tile(static_cast<int>(a), regs[a]);
     if (regs[a] < 1 || out.pure_axes[a].extent % tile != 0)
-      return make_error(register_param(out, static_cast<int>(a)) + "=" + std::to_string(regs[a]) +
+      return make_error(ErrorKind::InvalidInput,
+                        register_param(out, static_cast<int>(a)) + "=" + std::to_string(regs[a]) +
                         ": the block tile must divide the axis' " + std::to_string(out.pure_axes[a].extent));
     accumulators *= regs[a];
   }
   if (accumulators * warps > 64)
-    return make_error(out.name + ": " + std::to_string(accumulators * warps) +
-                      " accumulators per lane (all warps') exceed 64");
+    return make_error(ErrorKind::InvalidInput, out.name + ": " + std::to_string(accumulators * warps) +
+                                               " accumulators per lane (all warps') exceed 64");
   const AxisDesc &staged = r.back();
   const int64_t kt = choice_or(choices, anchor.name + ".warp.reduce." + staged.name, 16);
   if (kt < 2 || kt >= staged.extent || staged.extent % kt != 0)
-    return make_error(anchor.name + ".warp.reduce." + staged.name + "=" + std::to_string(kt) +
+    return make_error(ErrorKind::InvalidInput,
+                      anchor.name + ".warp.reduce." + staged.name + "=" + std::to_string(kt) +
                       ": a stage must divide the reduction's " + std::to_string(staged.extent) + " and be smaller");
   const bool vector = choice_or(choices, anchor.name + ".warp.vector", 0) == 1 && regs[lane] > 1;
 
@@ -203,7 +207,9 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
       lane_loop = inner;
     }
   }
-  if (block_loops.empty()) return make_error(out.name + ": the register tiles cover the whole output; no block loop is left");
+  if (block_loops.empty())
+    return make_error(ErrorKind::InvalidInput,
+                      out.name + ": the register tiles cover the whole output; no block loop is left");
   std::vector<std::string> order = register_loops;
   order.push_back(lane_loop);
   if (!warp_loop.empty()) order.push_back(warp_loop);

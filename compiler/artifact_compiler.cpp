@@ -27,7 +27,9 @@ Result<Target> artifact_target(const ArtifactCompileOptions &options) {
   Target target = options.target;
   if (target.kind != Target::Kind::Cuda) return target;
   if (options.alternatives)
-    return make_error("choosing schedules inside the model runs on the host CPU only so far, not for " + target.to_string());
+    return make_error(ErrorKind::Unsupported,
+                      "choosing schedules inside the model runs on the host CPU only so far, not for " +
+                          target.to_string());
   if (target.mcpu.empty()) target.mcpu = "sm_" + std::to_string(cuda_capability(target));
   return target;
 }

@@ -55,7 +55,7 @@ Result<void> write_file(const std::string &path, const std::string &bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) return make_error("cannot write " + path);
+  if (!out) return make_error(ErrorKind::Io, "cannot write " + path);
   return {};
 }
 

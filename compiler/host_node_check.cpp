@@ -38,7 +38,8 @@ Result<void> check_host_nodes(const Graph &graph) {
   if (unsupported.empty()) return {};
   std::string list;
   for (const std::string &u : unsupported) list += (list.empty() ? "" : ", ") + u;
-  return make_error("the deploy runtime cannot run " + std::to_string(unsupported.size()) +
+  return make_error(ErrorKind::Unsupported,
+                    "the deploy runtime cannot run " + std::to_string(unsupported.size()) +
                     " node(s) of this model yet (control flow, TopK and shape queries that depend on run-time "
                     "values): " + list);
 }

@@ -43,9 +43,11 @@ Result<std::string> emit_nodes(ArtifactBuild &build, const FusedGroup &group) {
   for (int n : group.nodes) {
     FusedGroup single{{n}, n, node_pattern(g.nodes[n])};
     auto sig = static_group_signature(g, single);
-    if (!sig.ok()) return make_error("node '" + g.nodes[n].name + "': " + sig.error().message);
+    if (!sig.ok()) return make_error(sig.error().kind, "node '" + g.nodes[n].name + "': " + sig.error().message);
     auto done = emit_kernel(build, single, sig.value(), "");
-    if (!done.ok()) return make_error("node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): " + done.error().message);
+    if (!done.ok())
+      return make_error(done.error().kind,
+                        "node '" + g.nodes[n].name + "' (" + g.nodes[n].op_type + "): " + done.error().message);
     kernels += (kernels.empty() ? "" : "+") + done->symbol;
   }
   return kernels;
@@ -146,7 +148,7 @@ Result<void> emit_kernels(ArtifactBuild &build) {
       continue;
     }
     auto sig = static_group_signature(g, group);
-    if (!sig.ok()) return make_error("group of '" + first.name + "': " + sig.error().message);
+    if (!sig.ok()) return make_error(sig.error().kind, "group of '" + first.name + "': " + sig.error().message);
     if (sig->outputs.empty()) continue;  // nothing reads what it computes
     if (auto emitted = emit_task(build, group, sig.value()); !emitted.ok()) return emitted.error();
   }

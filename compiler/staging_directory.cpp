@@ -12,12 +12,13 @@ Result<StagingDirectory> StagingDirectory::open(const std::string &output_path) 
   const fs::path final_path = fs::absolute(output_path);
   if (fs::exists(final_path) && !(fs::is_directory(final_path) && (fs::exists(final_path / "manifest.json") ||
                                                                   fs::is_empty(final_path))))
-    return make_error(output_path + " exists and is not a tessel artifact; not overwriting it");
+    return make_error(ErrorKind::InvalidInput,
+                      output_path + " exists and is not a tessel artifact; not overwriting it");
   const fs::path staging = final_path.string() + ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(staging, ec);
   if (!fs::create_directories(staging / "objects", ec))
-    return make_error("cannot create " + staging.string() + ": " + ec.message());
+    return make_error(ErrorKind::Io, "cannot create " + staging.string() + ": " + ec.message());
   return StagingDirectory(output_path, final_path, staging);
 }
 
@@ -58,12 +59,12 @@ Result<void> StagingDirectory::commit() {
   const bool replace = fs::exists(final_path_);
   if (replace) {
     fs::rename(final_path_, old, ec);
-    if (ec) return make_error("cannot move the existing " + output_path_ + " aside: " + ec.message());
+    if (ec) return make_error(ErrorKind::Io, "cannot move the existing " + output_path_ + " aside: " + ec.message());
   }
   fs::rename(staging_, final_path_, ec);
   if (ec) {
     if (replace) fs::rename(old, final_path_, ec);
-    return make_error("cannot move the artifact to " + output_path_ + ": " + ec.message());
+    return make_error(ErrorKind::Io, "cannot move the artifact to " + output_path_ + ": " + ec.message());
   }
   owned_ = false;
   forget_cleanup();

@@ -24,17 +24,18 @@ Result<std::vector<int64_t>> parse_dims(const std::string &spec, char separator,
       if (used != item.size() || v < 0) throw std::invalid_argument(item);
       dims.push_back(v);
     } catch (const std::exception &) {
-      return make_error("'" + item + "' in '" + spec + "' is not a non-negative integer");
+      return make_error(ErrorKind::InvalidInput, "'" + item + "' in '" + spec + "' is not a non-negative integer");
     }
   }
-  if (dims.size() < min_count || dims.size() > max_count) return make_error("wrong number of sizes in '" + spec + "'");
+  if (dims.size() < min_count || dims.size() > max_count)
+    return make_error(ErrorKind::InvalidInput, "wrong number of sizes in '" + spec + "'");
   return dims;
 }
 
 /// Sizes must be positive except where a zero means something (a conv's padding).
 Result<void> require_positive(const std::vector<int64_t> &dims, size_t count, const std::string &spec) {
   for (size_t i = 0; i < count && i < dims.size(); ++i)
-    if (dims[i] <= 0) return make_error("sizes in '" + spec + "' must be positive");
+    if (dims[i] <= 0) return make_error(ErrorKind::InvalidInput, "sizes in '" + spec + "' must be positive");
   return {};
 }
 
@@ -87,7 +88,7 @@ Result<std::shared_ptr<const Graph>> finish(GraphMaker &maker, int output) {
 
 Result<std::shared_ptr<const Graph>> make_matmul(const std::string &spec, const BenchmarkGraphOptions &options) {
   auto dims = parse_dims(spec, 'x', 3, 4);
-  if (!dims.ok()) return make_error("matmul sizes are MxNxK or BxMxNxK: " + dims.error().message);
+  if (!dims.ok()) return make_error(dims.error().kind, "matmul sizes are MxNxK or BxMxNxK: " + dims.error().message);
   if (auto ok = require_positive(*dims, dims->size(), spec); !ok.ok()) return ok.error();
   GraphMaker m;
   const auto &d = dims.value();
@@ -107,7 +108,8 @@ Result<std::shared_ptr<const Graph>> make_conv(const std::vector<int64_t> &d, in
   // d = N, C, H, W, K, R, S, stride, pad
   GraphMaker m;
   if (d[1] % groups != 0 || d[4] % groups != 0)
-    return make_error("conv: groups " + std::to_string(groups) + " must divide C (" + std::to_string(d[1]) +
+    return make_error(ErrorKind::InvalidInput,
+                      "conv: groups " + std::to_string(groups) + " must divide C (" + std::to_string(d[1]) +
                       ") and K (" + std::to_string(d[4]) + ")");
   Attributes attrs;
   attrs.set("strides", std::vector<int64_t>{d[7], d[7]});
@@ -124,7 +126,7 @@ Result<std::shared_ptr<const Graph>> make_conv(const std::vector<int64_t> &d, in
 Result<std::shared_ptr<const Graph>> make_row_op(const std::string &kind, const std::string &spec,
                                                  const BenchmarkGraphOptions &options) {
   auto dims = parse_dims(spec, 'x', 1, 6);
-  if (!dims.ok()) return make_error(kind + " sizes are AxB[x...]: " + dims.error().message);
+  if (!dims.ok()) return make_error(dims.error().kind, kind + " sizes are AxB[x...]: " + dims.error().message);
   if (auto ok = require_positive(*dims, dims->size(), spec); !ok.ok()) return ok.error();
   const Shape shape = dims.value();
   GraphMaker m;
@@ -153,13 +155,16 @@ Result<std::shared_ptr<const Graph>> make_row_op(const std::string &kind, const 
   static const std::map<std::string, std::string> binary = {{"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}};
   static const std::map<std::string, std::string> unary = {
       {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"}, {"abs", "Abs"}};
-  if (options.chain.empty()) return make_error("elementwise needs at least one step in --chain");
+  if (options.chain.empty())
+    return make_error(ErrorKind::InvalidInput, "elementwise needs at least one step in --chain");
   int value = x;
   for (size_t i = 0; i < options.chain.size(); ++i) {
     const std::string &step = options.chain[i];
     if (binary.count(step)) value = m.node(binary.at(step), {value, m.input("Y" + std::to_string(i), shape)});
     else if (unary.count(step)) value = m.node(unary.at(step), {value});
-    else return make_error("unknown elementwise step '" + step + "' (add, sub, mul, relu, sigmoid, tanh, exp, abs)");
+    else
+      return make_error(ErrorKind::InvalidInput,
+                        "unknown elementwise step '" + step + "' (add, sub, mul, relu, sigmoid, tanh, exp, abs)");
   }
   return finish(m, value);
 }
@@ -180,21 +185,25 @@ Result<std::shared_ptr<const Graph>> make_benchmark_graph(const std::string &kin
     graph = make_matmul(spec, options);
   } else if (kind == "conv") {
     auto dims = parse_dims(spec, ',', 7, 10);
-    if (!dims.ok()) return make_error("conv sizes are N,C,H,W,K,R,S[,stride[,pad[,groups]]]: " + dims.error().message);
+    if (!dims.ok())
+      return make_error(dims.error().kind,
+                        "conv sizes are N,C,H,W,K,R,S[,stride[,pad[,groups]]]: " + dims.error().message);
     if (auto ok = require_positive(*dims, 7, spec); !ok.ok()) return ok.error();
     std::vector<int64_t> d = dims.value();
     const int64_t groups = d.size() > 9 ? d[9] : 1;
     if (d.size() < 8) d.push_back(1);
     if (d.size() < 9) d.push_back(d[5] / 2);
-    if (d[7] <= 0 || groups <= 0) return make_error("conv stride and groups must be positive in '" + spec + "'");
+    if (d[7] <= 0 || groups <= 0)
+      return make_error(ErrorKind::InvalidInput, "conv stride and groups must be positive in '" + spec + "'");
     graph = make_conv(d, groups, options);
   } else if (kind == "depthwise") {
     auto dims = parse_dims(spec, ',', 6, 8);
-    if (!dims.ok()) return make_error("depthwise sizes are N,C,H,W,R,S[,stride[,pad]]: " + dims.error().message);
+    if (!dims.ok())
+      return make_error(dims.error().kind, "depthwise sizes are N,C,H,W,R,S[,stride[,pad]]: " + dims.error().message);
     if (auto ok = require_positive(*dims, 6, spec); !ok.ok()) return ok.error();
     const auto &e = dims.value();
     const int64_t stride = e.size() > 6 ? e[6] : 1, pad = e.size() > 7 ? e[7] : e[4] / 2;
-    if (stride <= 0) return make_error("depthwise stride must be positive in '" + spec + "'");
+    if (stride <= 0) return make_error(ErrorKind::InvalidInput, "depthwise stride must be positive in '" + spec + "'");
     graph = make_conv({e[0], e[1], e[2], e[3], e[1], e[4], e[5], stride, pad}, e[1], options);
   } else if (kind == "softmax" || kind == "layernorm" || kind == "reduce_sum" || kind == "reduce_mean" ||
              kind == "reduce_max" || kind == "elementwise") {
@@ -202,7 +211,7 @@ Result<std::shared_ptr<const Graph>> make_benchmark_graph(const std::string &kin
   } else {
     std::string known;
     for (const std::string &k : benchmark_kernel_kinds()) known += (known.empty() ? "" : ", ") + k;
-    return make_error("unknown benchmark kernel '" + kind_in + "' (" + known + ")");
+    return make_error(ErrorKind::InvalidInput, "unknown benchmark kernel '" + kind_in + "' (" + known + ")");
   }
   return graph;
 }

@@ -43,7 +43,8 @@ Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::
     else samples.push_back(std::move(s));
   }
   if (samples.size() < 8)
-    return make_error("only " + std::to_string(samples.size()) + " records of target '" + target +
+    return make_error(ErrorKind::InvalidInput,
+                      "only " + std::to_string(samples.size()) + " records of target '" + target +
                       "' with today's features: too few to train on");
   XgbCostModel model;
   TESSEL_TRY_VOID(model.train(samples));

@@ -65,7 +65,9 @@ Result<ScheduleBenchmarkResult> benchmark_schedules(const Task &task, const Targ
   const Schedule sketch_default = default_cpu_schedule(task.compute, cpu);
   auto measured_default = measure(task, &sketch_default, target, inputs, &reference.value(), options.timing, &wrong);
   if (!measured_default.ok()) return measured_default.error();
-  if (wrong) return make_error("the sketch default schedule computes a different result:\n" + to_text(sketch_default));
+  if (wrong)
+    return make_error(ErrorKind::Internal,
+                      "the sketch default schedule computes a different result:\n" + to_text(sketch_default));
   result.sketch_default = measured_default.value();
 
   std::mt19937_64 rng(options.seed);

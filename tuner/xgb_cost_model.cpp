@@ -75,22 +75,24 @@ Result<std::string> read_attribute(BoosterHandle booster, const char *key) {
   if (auto e = xgboost_failure(XGBoosterGetAttr(booster, key, &value, &found), std::string("GetAttr ") + key))
     return *e;
   if (!found || !value)
-    return make_error(std::string("the model has no '") + key + "' attribute (not saved by tessel?)");
+    return make_error(ErrorKind::InvalidInput,
+                      std::string("the model has no '") + key + "' attribute (not saved by tessel?)");
   return std::string(value);
 }
 
 /// Samples train() accepts: at least one, all of one non-zero width, throughputs finite and >= 0.
 Result<void> check_samples(const std::vector<CostSample> &samples) {
-  if (samples.empty()) return make_error("cost model: no samples to train on");
+  if (samples.empty()) return make_error(ErrorKind::InvalidInput, "cost model: no samples to train on");
   const size_t width = samples.front().features.size();
-  if (width == 0) return make_error("cost model: sample 0 has no features");
+  if (width == 0) return make_error(ErrorKind::InvalidInput, "cost model: sample 0 has no features");
   for (size_t i = 0; i < samples.size(); ++i) {
     if (samples[i].features.size() != width)
-      return make_error("cost model: sample " + std::to_string(i) + " has " +
+      return make_error(ErrorKind::InvalidInput, "cost model: sample " + std::to_string(i) + " has " +
                         std::to_string(samples[i].features.size()) + " features, sample 0 has " +
                         std::to_string(width));
     if (!std::isfinite(samples[i].throughput) || samples[i].throughput < 0)
-      return make_error("cost model: sample " + std::to_string(i) + " (workload '" + samples[i].workload_key +
+      return make_error(ErrorKind::InvalidInput,
+                        "cost model: sample " + std::to_string(i) + " (workload '" + samples[i].workload_key +
                         "') has throughput " + number_text(samples[i].throughput) + "; use 0 for a failed candidate");
   }
   return {};
@@ -235,7 +237,8 @@ Result<std::vector<float>> XgbCostModel::predict(const std::vector<std::vector<f
   data.reserve(rows.size() * width);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].size() != width)
-      return make_error("cost model: row " + std::to_string(i) + " has " + std::to_string(rows[i].size()) +
+      return make_error(ErrorKind::InvalidInput,
+                        "cost model: row " + std::to_string(i) + " has " + std::to_string(rows[i].size()) +
                         " features, the model was trained on " + std::to_string(width));
     data.insert(data.end(), rows[i].begin(), rows[i].end());
   }
@@ -258,8 +261,9 @@ Result<std::vector<float>> XgbCostModel::predict(const std::vector<std::vector<f
   bst_ulong count = 1;
   for (bst_ulong d = 0; d < dimensions; ++d) count *= shape[d];
   if (count != rows.size())
-    return make_error("XGBoost returned " + std::to_string(count) + " predictions for " + std::to_string(rows.size()) +
-                      " rows");
+    return make_error(ErrorKind::Internal,
+                      "XGBoost returned " + std::to_string(count) + " predictions for " + std::to_string(rows.size()) +
+                          " rows");
   return std::vector<float>(scores, scores + count);
 }
 
@@ -277,7 +281,8 @@ int XgbCostModel::feature_width() const {
 Result<void> XgbCostModel::start_from(const std::string &path) {
   TESSEL_TRY(XgbCostModel pretrained, load(path, options_));
   if (pretrained.options_.objective != options_.objective)
-    return make_error("cost model '" + path + "' was trained for " + to_text(pretrained.options_.objective) +
+    return make_error(ErrorKind::InvalidInput,
+                      "cost model '" + path + "' was trained for " + to_text(pretrained.options_.objective) +
                       ", this one uses " + to_text(options_.objective));
   TESSEL_TRY(std::string bytes, model_bytes(pretrained.state_->booster->handle));
   std::lock_guard<std::mutex> lock(state_->mutex);
@@ -294,7 +299,8 @@ bool XgbCostModel::pretrained() const {
 Result<void> XgbCostModel::save(const std::string &path) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   const auto &current = state_->booster ? state_->booster : state_->base;
-  if (!current) return make_error("cost model: nothing to save to '" + path + "', the model is untrained");
+  if (!current)
+    return make_error(ErrorKind::Internal, "cost model: nothing to save to '" + path + "', the model is untrained");
   TESSEL_TRY(const std::string bytes, model_bytes(current->handle));
   const std::string temporary = path + ".tmp";
   {
@@ -303,24 +309,24 @@ Result<void> XgbCostModel::save(const std::string &path) const {
     out.close();
     if (!out) {
       std::remove(temporary.c_str());
-      return make_error("cost model: cannot write '" + temporary + "'");
+      return make_error(ErrorKind::Io, "cost model: cannot write '" + temporary + "'");
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
-    return make_error("cost model: cannot rename '" + temporary + "' to '" + path + "'");
+    return make_error(ErrorKind::Io, "cost model: cannot rename '" + temporary + "' to '" + path + "'");
   }
   return {};
 }
 
 Result<XgbCostModel> XgbCostModel::load(const std::string &path, CostModelOptions options) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cost model: cannot open '" + path + "'");
+  if (!in) return make_error(ErrorKind::NotFound, "cost model: cannot open '" + path + "'");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.empty()) return make_error("cost model: '" + path + "' is empty");
+  if (bytes.empty()) return make_error(ErrorKind::InvalidInput, "cost model: '" + path + "' is empty");
 
   auto booster = std::make_shared<Booster>();
-  auto in_file = [&](const Error &e) { return make_error("cost model '" + path + "': " + e.message); };
+  auto in_file = [&](const Error &e) { return make_error(e.kind, "cost model '" + path + "': " + e.message); };
   if (auto e = xgboost_failure(XGBoosterCreate(nullptr, 0, &booster->handle), "BoosterCreate")) return in_file(*e);
   if (auto e = xgboost_failure(XGBoosterLoadModelFromBuffer(booster->handle, bytes.data(), bytes.size()),
                                "BoosterLoadModelFromBuffer"))
@@ -330,10 +336,12 @@ Result<XgbCostModel> XgbCostModel::load(const std::string &path, CostModelOption
   try {
     booster->feature_width = std::stoi(width.value());
   } catch (const std::exception &) {
-    return make_error("cost model '" + path + "': feature width '" + width.value() + "' is not a number");
+    return make_error(ErrorKind::InvalidInput,
+                      "cost model '" + path + "': feature width '" + width.value() + "' is not a number");
   }
   if (booster->feature_width <= 0)
-    return make_error("cost model '" + path + "': feature width " + width.value() + " is not positive");
+    return make_error(ErrorKind::InvalidInput,
+                      "cost model '" + path + "': feature width " + width.value() + " is not positive");
   auto objective = read_attribute(booster->handle, kObjectiveAttribute);
   if (!objective) return in_file(objective.error());
   if (objective.value() == to_text(CostObjective::PairwiseRanking))
@@ -341,7 +349,8 @@ Result<XgbCostModel> XgbCostModel::load(const std::string &path, CostModelOption
   else if (objective.value() == to_text(CostObjective::SquaredError))
     options.objective = CostObjective::SquaredError;
   else
-    return make_error("cost model '" + path + "': unknown objective '" + objective.value() + "'");
+    return make_error(ErrorKind::InvalidInput,
+                      "cost model '" + path + "': unknown objective '" + objective.value() + "'");
   if (auto e = xgboost_failure(XGBoosterSetParam(booster->handle, "nthread", std::to_string(options.threads).c_str()),
                                "BoosterSetParam(nthread)"))
     return in_file(*e);

@@ -25,7 +25,7 @@ inline Result<std::vector<std::string>> write_output_files(const std::string &di
                                                            const std::vector<Tensor> &tensors) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(dir + ": cannot create directory: " + ec.message());
+  if (ec) return make_error(ErrorKind::Io, dir + ": cannot create directory: " + ec.message());
   std::vector<std::string> written;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string path = dir + "/" + file_safe_name(names[i]) + ".npy";

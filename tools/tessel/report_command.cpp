@@ -26,13 +26,13 @@ Result<void> write_atomically(const std::string &path, const std::string &conten
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(path + ": cannot write: " + std::strerror(errno));
+    if (!out) return make_error(ErrorKind::Io, path + ": cannot write: " + std::strerror(errno));
     out << content;
     out.close();
     if (!out) {
       std::error_code ignored;
       std::filesystem::remove(temporary, ignored);
-      return make_error(path + ": cannot write (disk full?)");
+      return make_error(ErrorKind::Io, path + ": cannot write (disk full?)");
     }
   }
   std::error_code ec;
@@ -40,7 +40,7 @@ Result<void> write_atomically(const std::string &path, const std::string &conten
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(temporary, ignored);
-    return make_error(path + ": cannot write: " + ec.message());
+    return make_error(ErrorKind::Io, path + ": cannot write: " + ec.message());
   }
   return {};
 }

@@ -31,10 +31,9 @@ Result<std::vector<Tensor>> artifact_inputs(const Module &module, const std::vec
   size_t next_positional = 0;
   std::vector<bool> bound(declared.size(), false);
   for (const std::string &spec : specs) {
-    const auto eq = spec.find('=');
-    const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
-    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
-    TESSEL_TRY(Tensor tensor, read_npy(path, max_bytes));
+    TESSEL_TRY(auto input, read_input_spec(spec, max_bytes));
+    const std::string &name = input.first;
+    Tensor &tensor = input.second;
     size_t index = declared.size();
     if (name.empty()) {
       while (next_positional < declared.size() && bound[next_positional]) ++next_positional;

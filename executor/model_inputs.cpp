@@ -74,11 +74,8 @@ Result<std::vector<Tensor>> model_inputs(const Graph &graph, const std::vector<s
   }
   std::vector<std::pair<std::string, Tensor>> given;
   for (const std::string &spec : specs) {
-    const auto eq = spec.find('=');
-    const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
-    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
-    TESSEL_TRY(Tensor tensor, read_npy(path, max_bytes));
-    given.emplace_back(name, std::move(tensor));
+    TESSEL_TRY(auto input, read_input_spec(spec, max_bytes));
+    given.push_back(std::move(input));
   }
   return bind_inputs(graph, given);
 }

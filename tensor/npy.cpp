@@ -104,6 +104,13 @@ static Result<Tensor> read_npy_stream(std::istream &in, const std::string &path,
   return t;
 }
 
+Result<std::pair<std::string, Tensor>> read_input_spec(const std::string &spec, int64_t max_bytes) {
+  const auto eq = spec.find('=');
+  std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+  TESSEL_TRY(Tensor tensor, read_npy(eq == std::string::npos ? spec : spec.substr(eq + 1), max_bytes));
+  return std::make_pair(std::move(name), std::move(tensor));
+}
+
 Result<Tensor> read_npy(const std::string &path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorKind::NotFound, path + ": cannot open file");

@@ -339,9 +339,8 @@ Result<InGraphSelection> select_in_graph(const std::string &trial_artifact, cons
 }
 
 Result<InGraphChoice> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
-                                                       const std::shared_ptr<BestRecordSource> &source, int k,
-                                                       const std::string &trial_path,
-                                                       const InGraphSelectionOptions &options) {
+                                                const std::shared_ptr<BestRecordSource> &source, int k,
+                                                const std::string &trial_path, const InGraphSelectionOptions &options) {
   const std::string target = base.target.to_string();
   ArtifactCompileOptions trial = base;
   trial.alternatives = [source, target, k](const std::string &key) -> Result<std::vector<DeployedSchedule>> {

@@ -75,8 +75,7 @@ struct InGraphChoice {
   double latency_after_ms = 0;
 };
 Result<InGraphChoice> select_schedules_in_graph(const Graph &graph, const ArtifactCompileOptions &base,
-                                                       const std::shared_ptr<BestRecordSource> &source, int k,
-                                                       const std::string &trial_path,
-                                                       const InGraphSelectionOptions &options);
+                                                const std::shared_ptr<BestRecordSource> &source, int k,
+                                                const std::string &trial_path, const InGraphSelectionOptions &options);
 
 }  // namespace tessel

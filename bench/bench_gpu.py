@@ -38,6 +38,7 @@ from pathlib import Path
 
 MATMUL = "4096x4096x4096"
 CONV = "1,64,56,56,64,3,3,1,1"  # N,C,H,W,K,R,S,stride,pad: ResNet-18's stage-1 3x3 conv
+CONV7 = "1,512,7,7,512,3,3,1,1"  # its stage-4 3x3 conv: few outputs, long reductions (split-k)
 REL_L2_LIMIT = 1e-4             # the issue's bar for ResNet-18 against PyTorch
 
 
@@ -116,15 +117,15 @@ def bench_matmul(args, torch):
                      "bars: >= 0.5x cuBLAS first, 0.8x the goal"}]
 
 
-def bench_conv(args, torch):
-    n, c, h, w, k, r, s, stride, pad = (int(v) for v in CONV.split(","))
+def bench_conv(args, torch, spec=CONV, label="ResNet-18 3x3"):
+    n, c, h, w, k, r, s, stride, pad = (int(v) for v in spec.split(","))
     x = torch.randn(n, c, h, w, device="cuda")
     weight = torch.randn(k, c, r, s, device="cuda")
     conv = torch.nn.functional.conv2d
     peer = cuda_time_ms(torch, lambda: conv(x, weight, stride=stride, padding=pad), args.rounds, 20)
-    ms, default_ms, command = tessel_kernel_ms(args, "conv", CONV, args.trials_conv, args.budget_conv)
+    ms, default_ms, command = tessel_kernel_ms(args, "conv", spec, args.trials_conv, args.budget_conv)
     flops = 2 * n * k * (h // stride) * (w // stride) * c * r * s
-    return [{"name": f"conv {CONV} (ResNet-18 3x3)", "peer": "cuDNN (conv2d, TF32 off)", "peer_ms": peer,
+    return [{"name": f"conv {spec} ({label})", "peer": "cuDNN (conv2d, TF32 off)", "peer_ms": peer,
              "tessel_ms": ms, "default_ms": default_ms, "command": command,
              "note": f"tessel {flops / ms / 1e6:.0f} GFLOP/s, cuDNN {flops / peer / 1e6:.0f} GFLOP/s; bar: >= 0.8x cuDNN"}]
 
@@ -300,14 +301,15 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
 
-    stages = {"matmul": bench_matmul, "conv": bench_conv, "resnet18": bench_resnet18}
+    stages = {"matmul": bench_matmul, "conv": bench_conv, "resnet18": bench_resnet18,
+              "conv7": lambda a, t: bench_conv(a, t, CONV7, "ResNet-18 stage-4 3x3")}
     rows, failed = [], []
     if args.rows:
         with open(args.rows, "a") as f:
             f.write(json.dumps({"environment": environment(torch)}) + "\n")
     for name in args.only.split(","):
         if name not in stages:
-            sys.exit(f"--only: unknown stage '{name}' (matmul, conv, resnet18)")
+            sys.exit(f"--only: unknown stage '{name}' (matmul, conv, conv7, resnet18)")
         try:
             stage_rows = stages[name](args, torch)
         except StageFailed as e:

@@ -10,6 +10,7 @@
 #   unit      the [gpu] and [cuda] unit tests (schedule, compiler)
 #   matmul    tessel bench matmul 4096^3 --target cuda, a short tune, vs cuBLAS SGEMM (TF32 off)
 #   conv      tessel bench conv 1,64,56,56,64,3,3 --target cuda, a short tune, vs cuDNN (TF32 off)
+#   conv7     the same for ResNet-18's stage-4 conv 1,512,7,7,512,3,3 (CONV7_TRIALS, CONV7_BUDGET)
 #   export    ResNet-18 to ONNX with this machine's PyTorch (random weights, fixed seed)
 #   resnet18  tune for a fixed time, compile the cuda artifact, run it, compare with PyTorch,
 #             time against torchvision eager and ONNX Runtime
@@ -17,7 +18,7 @@
 #
 # Everything lands in $OUT (default ./gpu_out): gpu_check.log (every stage's output),
 # stages.txt, rows.jsonl, gpu.md (the table), gpu.db (the tuning records). Sizes and budgets
-# come from the environment (seconds): MATMUL_TRIALS MATMUL_BUDGET CONV_TRIALS CONV_BUDGET
+# come from the environment (seconds): MATMUL_TRIALS MATMUL_BUDGET CONV_TRIALS CONV_BUDGET CONV7_TRIALS CONV7_BUDGET
 # MODEL_TRIALS MODEL_BUDGET, STAGES (a comma list, default all), CHECK_BUNDLE (0: skip the
 # bundle's ldd check, ~10 s) and SEED_DB (a tuning database to start from). Never interactive.
 set -uo pipefail
@@ -26,9 +27,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 bundle=${1:-$repo/gpu/tessel-bundle.tar.xz}
 out=${OUT:-$repo/gpu_out}
 work=${GPU_CHECK_WORK:-/tmp/tessel_gpu_check}
-stages=${STAGES:-env,unit,matmul,conv,export,resnet18}
+stages=${STAGES:-env,unit,matmul,conv,conv7,export,resnet18}
 : "${MATMUL_TRIALS:=64}" "${MATMUL_BUDGET:=45}" "${CONV_TRIALS:=64}" "${CONV_BUDGET:=40}"
-: "${MODEL_TRIALS:=2000}" "${MODEL_BUDGET:=60}"
+: "${CONV7_TRIALS:=64}" "${CONV7_BUDGET:=40}" "${MODEL_TRIALS:=2000}" "${MODEL_BUDGET:=60}"
 python=${PYTHON:-python3}
 
 mkdir -p "$out" "$work"
@@ -121,6 +122,7 @@ bench() { "$python" "$repo/bench/bench_gpu.py" --tessel "$tessel" --db "$db" --m
 export -f bench
 stage matmul $((MATMUL_BUDGET + 120)) bench --only matmul --trials-matmul "$MATMUL_TRIALS" --budget-matmul "$MATMUL_BUDGET"
 stage conv $((CONV_BUDGET + 90)) bench --only conv --trials-conv "$CONV_TRIALS" --budget-conv "$CONV_BUDGET"
+stage conv7 $((CONV7_BUDGET + 90)) bench --only conv7 --trials-conv "$CONV7_TRIALS" --budget-conv "$CONV7_BUDGET"
 stage export 120 "$python" "$repo/scripts/export_models.py" "$models" resnet18
 stage resnet18 $((MODEL_BUDGET + 240)) bench --only resnet18 --trials-model "$MODEL_TRIALS" --budget-model "$MODEL_BUDGET"
 

@@ -405,13 +405,17 @@ void place_internal_stages_for_gpu(GroupFuncs &funcs, const std::map<std::string
     for (const auto &[name, function] : Halide::Internal::find_transitive_calls(out.func.function())) all.emplace(name, function);
     all.emplace(out.func.name(), out.func.function());
   }
+  // Placed by the schedule: its Funcs by their Halide names (an rfactor intermediate is
+  // keyed by the schedule's name for it, but Halide names it "<func>_intm").
+  std::set<std::string> placed;
+  for (const auto &[key, func] : scheduled) placed.insert(func.name());
   for (auto &[name, function] : all) {
     // A scalar output has no loop a schedule could bind: one GPU thread computes it.
     if (on_gpu && outputs.count(name) && function.args().empty()) Halide::Func(function).gpu_single_thread();
     if (function.updates().empty()) continue;
     Halide::Func f(function);
     const bool is_output = outputs.count(name) > 0;
-    if (scheduled.count(name) && !is_output) continue;  // the schedule placed it
+    if (placed.count(name) && !is_output) continue;  // the schedule placed it
     if (!is_output) {
       f.compute_root();
       if (on_gpu) bind_stage_to_gpu(f, pure_loop_vars(function.definition()));

@@ -215,6 +215,8 @@ const char *to_text(FuncRule rule) {
     case FuncRule::GpuInjectiveOutput: return "gpu_injective_output";
     case FuncRule::GpuWarpTiledOutput: return "gpu_warp_tiled_output";
     case FuncRule::GpuWarpAnchor: return "gpu_warp_anchor";
+    case FuncRule::GpuSplitKOutput: return "gpu_split_k_output";
+    case FuncRule::GpuSplitKAnchor: return "gpu_split_k_anchor";
   }
   return "inline";
 }

@@ -49,6 +49,12 @@ enum class FuncRule {
   /// GPU: its anchor, once per block in lane-striped registers, operands staged in shared
   /// memory at its reduction's outer loop.
   GpuWarpAnchor,
+  /// GPU: an output with an anchor whose reduction is split over a block's threads
+  /// (search/gpu/gpu_split_k.h): one output element per thread, blocks fused.
+  GpuSplitKOutput,
+  /// GPU: its anchor, per thread in a register, folding the partials an rfactored
+  /// intermediate keeps in shared memory.
+  GpuSplitKAnchor,
 };
 const char *to_text(FuncRule rule);
 

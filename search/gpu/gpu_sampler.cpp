@@ -6,6 +6,7 @@
 
 #include "search/gpu/gpu_sketch.h"
 #include "search/gpu/gpu_sketch_schedule.h"
+#include "search/gpu/gpu_split_k.h"
 #include "search/gpu/gpu_warp_tile.h"
 #include "search/sketch_writer.h"
 
@@ -20,6 +21,7 @@ class GpuChooser {
 
   SketchChoices run() {
     if (sketch_.name == "gpu_warp_tile") return choose_warp_tile(sketch_, target_, rng_);
+    if (sketch_.name == "gpu_split_k") return choose_split_k(sketch_, compute_, target_, rng_);
     for (const FuncPlan &plan : sketch_.funcs) {
       const FuncDesc &f = *compute_.find(plan.func);
       switch (plan.rule) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "search/exact_cover.h"
+#include "search/gpu/gpu_split_k.h"
 #include "search/gpu/gpu_warp_tile.h"
 
 namespace tessel {
@@ -108,9 +109,12 @@ std::vector<Sketch> generate_gpu_sketches(const ComputeDesc &compute, const GpuT
     if (link_axes(*compute.find(pair.first), *compute.find(pair.second))->front().kind == AxisLink::Kind::Same)
       anchors.push_back(pair);
   std::vector<Sketch> sketches{make_sketch(compute, anchors, target)};  // first: the default's
-  if (anchors.size() == 1)
+  if (anchors.size() == 1) {
     if (std::optional<Sketch> warp = make_warp_tile_sketch(compute, anchors[0].first, anchors[0].second))
       sketches.push_back(std::move(*warp));
+    if (std::optional<Sketch> split = make_split_k_sketch(compute, anchors[0].first, anchors[0].second))
+      sketches.push_back(std::move(*split));
+  }
   return sketches;
 }
 

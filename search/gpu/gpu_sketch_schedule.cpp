@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "search/gpu/gpu_split_k.h"
 #include "search/gpu/gpu_warp_tile.h"
 #include "search/loop_names.h"
 #include "search/sketch_writer.h"
@@ -32,6 +33,13 @@ class GpuScheduleWriter : public SketchWriter {
         break;
       }
       case FuncRule::GpuWarpAnchor: break;  // written with its output
+      case FuncRule::GpuSplitKOutput: {
+        Result<std::vector<ScheduleStep>> steps = write_split_k(compute_, f, need(plan.partner), choices_, target_);
+        if (!steps) reject_choice(steps.error().message);
+        for (ScheduleStep &s : steps.value()) step(std::move(s));
+        break;
+      }
+      case FuncRule::GpuSplitKAnchor: break;  // written with its output
       case FuncRule::GpuInjectiveOutput: injective(f, StageRef{f.name, -1}, f.pure_axes); break;
       case FuncRule::Root: root(f); break;
       default: reject_choice(std::string("rule ") + to_text(plan.rule) + " is not a GPU rule");

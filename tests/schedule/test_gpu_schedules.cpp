@@ -369,3 +369,53 @@ TEST_CASE("a CUDA kernel JIT-compiles anywhere; without a GPU, running it is an 
     CHECK_FALSE(out.error().message.empty());
   }
 }
+
+TEST_CASE("split-k splits a long reduction over a block's threads: host replay equals the CPU, one kernel, no spills",
+          "[gpu][splitk]") {
+  const GpuTargetDesc target = gpu_target_for_capability(90);
+  const std::optional<std::string> ptxas = find_ptxas();
+  std::mt19937_64 rng(11);
+  for (const auto &[kind, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"conv", "1,64,7,7,32,3,3"}, {"conv", "1,512,4,4,64,1,1"}, {"matmul", "4x64x512"}}) {
+    INFO(kind << " " << spec);
+    Task task = benchmark_task(kind, spec, true);
+    const std::vector<Sketch> sketches = generate_gpu_sketches(task.compute, target);
+    const Sketch *split = nullptr;
+    for (const Sketch &s : sketches)
+      if (s.name == "gpu_split_k") split = &s;
+    REQUIRE(split != nullptr);
+    const std::vector<Tensor> inputs = task_inputs(task, 4);
+    const std::vector<Tensor> want = run_cpu_default(task, inputs);
+    const std::vector<Schedule> defaults = default_gpu_sketch_schedules(task.compute, target);
+    REQUIRE(defaults.back().steps.size() > 0);
+    for (int i = 0; i < 4; ++i) {
+      const Schedule s = i == 0 ? defaults.back() : sample_gpu_schedule(task.compute, *split, target, rng);
+      const std::string text = to_text(s);
+      INFO(text);
+      REQUIRE(text.find("rfactor") != std::string::npos);
+      auto tree = check_gpu_schedule(task.compute, s, target);
+      INFO((tree.ok() ? std::string() : tree.error().message));
+      REQUIRE(tree.ok());
+      const GpuLaunchShape shape = gpu_launch_shape(tree.value());
+      CHECK(shape.kernels == 1);  // partials and their fold in the same block
+      CHECK(shape.max_shared_bytes > 0);
+      check_on_host(task, s, inputs, want);
+      auto ptx = compile_task_to_ptx(task, &s, kCuda86);
+      INFO((ptx.ok() ? std::string() : ptx.error().message));
+      REQUIRE(ptx.ok());
+      CHECK(ptx_kernel_names(ptx.value()).size() == 1);
+      CHECK(ptx->find("bar.sync") != std::string::npos);  // between the partials and their fold
+      if (!ptxas) continue;
+      auto report = assemble_ptx(*ptxas, ptx.value(), "sm_90");
+      INFO((report.ok() ? std::string() : report.error().message));
+      REQUIRE(report.ok());
+      for (const PtxasKernelReport &k : report->kernels) CHECK(k.spill_store_bytes == 0);
+    }
+  }
+  // Not offered where the output fills the device or the reduction is short.
+  for (const auto &[kind, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"matmul", "1024x1024x1024"}, {"conv", "1,8,12,12,32,3,3"}}) {
+    Task task = benchmark_task(kind, spec, true);
+    for (const Sketch &s : generate_gpu_sketches(task.compute, target)) CHECK(s.name != "gpu_split_k");
+  }
+}

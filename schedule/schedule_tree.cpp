@@ -39,6 +39,13 @@ struct ExtentTerm {
   int a = -1, b = -1;  ///< operands (CeilDiv: a; Mul: a * b)
 };
 
+/// One of the loops a fused loop was made of: its piece of the split tree and its extent.
+struct FusedPart {
+  int split_node = -1;
+  int extent_term = -1;
+  std::set<std::string> origins;
+};
+
 struct Loop {
   std::string var;
   int extent_term = -1;  ///< index into the stage's terms
@@ -48,6 +55,10 @@ struct Loop {
   std::set<std::string> origins;  ///< pure axes this loop walks (empty for RVars)
   size_t annotated_by = 0;        ///< the step that set `kind`
   int split_node = -1;            ///< index into the stage's split tree
+  /// A fused loop: the loops it was fused from, so that the region a producer computes
+  /// inside it still sees each axis' piece (a block's fused thread loop covers the thread
+  /// tile of every axis it fused). Empty for other loops; a split of a fused loop clears it.
+  std::vector<FusedPart> fused_parts;
 };
 
 /// Where a loop came from: the loop a split made it of. A tile whose pieces all run inside
@@ -227,6 +238,8 @@ class Replay {
         fail(what + " shifts inwards past the output's start (extent < factor); use guard or a smaller factor");
     }
     Loop in = old, out = old;
+    in.fused_parts.clear();
+    out.fused_parts.clear();
     in.var = inner;
     in.extent_term = st.add_term(ExtentTerm{ExtentTerm::Op::Const, {}, factor, -1, -1});
     out.var = outer;
@@ -282,6 +295,12 @@ class Replay {
     fused.extent_term = st.add_term(ExtentTerm{ExtentTerm::Op::Mul, {}, 1, inner.extent_term, outer.extent_term});
     fused.split_node = st.add_split_node(-1, fused.extent_term);
     fused.origins.insert(outer.origins.begin(), outer.origins.end());
+    auto parts_of = [](const Loop &l) {
+      return l.fused_parts.empty() ? std::vector<FusedPart>{FusedPart{l.split_node, l.extent_term, l.origins}}
+                                   : l.fused_parts;
+    };
+    fused.fused_parts = parts_of(inner);
+    for (const FusedPart &p : parts_of(outer)) fused.fused_parts.push_back(p);
     st.loops[st.find(s.inner)] = fused;
     st.loops.erase(st.loops.begin() + st.find(s.outer));
     st.used_names.insert(s.fused);
@@ -758,9 +777,13 @@ int64_t Replay::extent_inside(int c, const Site &site, const std::string &axis) 
   }
   // The axis' loops inside the site, by split-tree node; a node whose pieces all run inside
   // covers its own extent (or the pieces' product when its split rounds up).
+  // By extent term; the pieces of a fused loop count as loops of their own.
   std::map<int, int> inside;
-  for (int i = 0; i < at; ++i)
-    if (st.loops[i].origins == std::set<std::string>{axis}) inside[st.loops[i].split_node] = i;
+  for (int i = 0; i < at; ++i) {
+    if (st.loops[i].origins == std::set<std::string>{axis}) inside[st.loops[i].split_node] = st.loops[i].extent_term;
+    for (const FusedPart &p : st.loops[i].fused_parts)
+      if (p.origins == std::set<std::string>{axis}) inside[p.split_node] = p.extent_term;
+  }
   std::map<int, std::optional<int64_t>> memo;
   std::function<std::optional<int64_t>(int)> covered = [&](int node) -> std::optional<int64_t> {
     auto known = memo.find(node);
@@ -769,7 +792,7 @@ int64_t Replay::extent_inside(int c, const Site &site, const std::string &axis) 
     auto it = inside.find(node);
     const SplitNode &n = st.split_nodes[node];
     if (it != inside.end()) {
-      result = loop_extent(c, site.stage, it->second);
+      result = term_extent(c, site.stage, it->second);
     } else if (n.children.size() == 2) {
       const std::optional<int64_t> a = covered(n.children[0]), b = covered(n.children[1]);
       if (a && b) result = n.rounds_up ? *a * *b : term_extent(c, site.stage, n.extent_term);

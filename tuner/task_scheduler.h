@@ -1,7 +1,8 @@
 #pragma once
 // Splits a model's trial budget over its tasks (Ansor's task scheduler): a warm-up round
-// for every task, then each round goes to the task whose next batch promises the largest
-// drop in the model's latency: weight x current best latency x recent relative gain.
+// for every task, the heaviest first (weight x latency before tuning), then each round goes
+// to the task whose next batch promises the largest drop in the model's latency: weight x
+// current best latency x recent relative gain.
 #include <vector>
 
 namespace tessel {
@@ -10,6 +11,7 @@ struct TaskProgress {
   int weight = 1;                 // occurrences in the model
   int trials = 0;                 // candidates measured so far
   double best_seconds = 0;        // best measured latency (0: nothing measured yet)
+  double baseline_seconds = 0;    // the built-in schedule's latency, measured before tuning (0: unknown)
   std::vector<double> history;    // best_seconds after each round of this task
   bool retired = false;           // its schedule space is used up: never picked again
 };

@@ -143,6 +143,7 @@ Result<void> TuningSession::prepare_task(const Workload &workload, const Result<
   TESSEL_TRY_VOID(transfer_schedules(state, row));
   TaskProgress progress;
   progress.weight = workload.weight;
+  progress.baseline_seconds = baseline->median_seconds;
   TESSEL_TRY(progress.best_seconds, best_on_reference_machine(state));
   summary_.tasks.push_back(row);
   states_.push_back(std::move(state));

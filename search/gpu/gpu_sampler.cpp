@@ -3,6 +3,7 @@
 #include "search/gpu/gpu_sampler.h"
 
 #include <algorithm>
+#include <set>
 
 #include "search/gpu/gpu_sketch.h"
 #include "search/gpu/gpu_sketch_schedule.h"
@@ -165,17 +166,21 @@ std::vector<Schedule> sample_gpu_schedules(const ComputeDesc &compute, const Gpu
 }
 
 std::vector<Schedule> default_gpu_sketch_schedules(const ComputeDesc &compute, const GpuTargetDesc &target) {
+  // The built-in one first, then every sketch's default it is not.
   std::vector<Schedule> schedules{default_gpu_schedule(compute, target)};
-  const std::vector<Sketch> sketches = generate_gpu_sketches(compute, target);
-  for (size_t i = 1; i < sketches.size(); ++i)
-    if (Result<Schedule> s = checked_gpu_schedule(compute, sketches[i], target,
-                                                  default_gpu_choices(compute, sketches[i], target)))
-      schedules.push_back(s.value());
+  std::set<std::string> texts{to_text(schedules.front())};
+  for (const Sketch &sketch : generate_gpu_sketches(compute, target))
+    if (Result<Schedule> s = checked_gpu_schedule(compute, sketch, target, default_gpu_choices(compute, sketch, target)))
+      if (texts.insert(to_text(s.value())).second) schedules.push_back(s.value());
   return schedules;
 }
 
 Schedule default_gpu_schedule(const ComputeDesc &compute, const GpuTargetDesc &target) {
-  for (const Sketch &sketch : generate_gpu_sketches(compute, target)) {
+  std::vector<Sketch> sketches = generate_gpu_sketches(compute, target);
+  // A small output with a long reduction: split-k's default first (gpu_split_k.h).
+  std::stable_partition(sketches.begin(), sketches.end(),
+                        [&](const Sketch &s) { return split_k_is_default(s, compute, target); });
+  for (const Sketch &sketch : sketches) {
     Result<Schedule> schedule = checked_gpu_schedule(compute, sketch, target, default_gpu_choices(compute, sketch, target));
     if (schedule) return schedule.value();
     // The default tiles may not fit an odd shape: fall back to one thread per element.

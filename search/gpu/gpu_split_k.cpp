@@ -82,6 +82,14 @@ std::optional<Sketch> make_split_k_sketch(const ComputeDesc &compute, const std:
   return sketch;
 }
 
+bool split_k_is_default(const Sketch &sketch, const ComputeDesc &compute, const GpuTargetDesc &target) {
+  if (sketch.name != "gpu_split_k") return false;
+  for (const FuncPlan &plan : sketch.funcs)
+    if (plan.rule == FuncRule::GpuSplitKOutput)
+      if (const FuncDesc *out = compute.find(plan.func)) return elements(*out) <= int64_t{256} * target.multiprocessors;
+  return false;
+}
+
 SketchChoices choose_split_k(const Sketch &sketch, const ComputeDesc &compute, const GpuTargetDesc &target,
                              std::mt19937_64 *rng) {
   auto draw = [&](const std::vector<int64_t> &values, int64_t fallback) {

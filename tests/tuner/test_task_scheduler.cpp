@@ -36,3 +36,21 @@ TEST_CASE("a retired task is never picked again and the others get the budget", 
   fresh.retire(0);
   CHECK(fresh.next_task(10) == 1);
 }
+
+TEST_CASE("the warm-up goes to the heaviest tasks first: weight x latency before tuning", "[tuner][scheduler]") {
+  std::vector<TaskProgress> tasks(4);
+  tasks[0].baseline_seconds = 1e-3;
+  tasks[1].baseline_seconds = 5e-3;
+  tasks[2].baseline_seconds = 2e-3;
+  tasks[2].weight = 3;            // 6 ms of the model's time
+  tasks[3].baseline_seconds = 9e-3;
+  tasks[3].best_seconds = 0.5e-3;  // tuned before: its records say 0.5 ms
+  TaskScheduler s(tasks);
+  std::vector<int> order;
+  for (int round = 0; round < 4; ++round) {
+    const int t = s.next_task(100);
+    order.push_back(t);
+    s.record_round(t, 8, s.tasks()[t].best_seconds > 0 ? s.tasks()[t].best_seconds : s.tasks()[t].baseline_seconds);
+  }
+  CHECK(order == std::vector<int>{2, 1, 0, 3});
+}

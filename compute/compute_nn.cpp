@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "compute/op_compute.h"
+#include "compute/vector_isa.h"
 
 namespace tessel {
 namespace {
@@ -36,7 +37,7 @@ struct MatmulSpec {
   std::function<Expr(Expr acc, Expr i, Expr j)> epilogue;
 };
 
-int lanes_for(Halide::Type t) { return std::max(1, 512 / std::max(t.bits(), 8)); }
+int lanes_for(Halide::Type t) { return std::max(1, host_vector_bits() / std::max(t.bits(), 8)); }
 
 /// Largest vector width <= natural lanes that fits n (powers of two down to 4), else 1.
 int vector_width_for(int64_t n, int natural) {
@@ -140,7 +141,10 @@ Func tiled_matmul(const MatmulSpec &s) {
   const int vec = vector_width_for(s.n, natural);
   const int64_t vectors = vec == 1 ? 1 : std::min<int64_t>(2, s.n / vec);
   const int64_t col_tile = vec == 1 ? s.n : vec * vectors;
-  const int64_t row_tile = std::min<int64_t>(s.m, vectors >= 2 ? 8 : 12);
+  // Rows of the register tile: 8 x 2 or 12 x 1 vectors, fewer where the host has fewer
+  // registers (AVX2: 6 x 2).
+  const int64_t row_tile =
+      std::min<int64_t>({s.m, vectors >= 2 ? 8 : 12, std::max<int64_t>(1, accumulator_registers() / vectors)});
   const bool pack = vec > 1 && s.k >= 16 && !s.b_batched && (s.m >= 2 * row_tile || !s.b_rows_contiguous);
 
   MatrixRead b_read = s.b;

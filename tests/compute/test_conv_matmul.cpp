@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <random>
 
@@ -243,12 +244,17 @@ TEST_CASE("MatMul matches numpy over many shapes, batches and broadcasting", "[m
       {{2, 50}, {50, 3}},
       {{2, 3, 1, 33}, {33, 2}},
       {{1, 1000}, {1000, 1}}};
-  for (const auto &[sa, sb] : cases) {
-    INFO("A " << shape_to_string(sa) << " B " << shape_to_string(sb));
-    Tensor a = random_tensor(sa, rng), b = random_tensor(sb, rng);
-    auto [shape, want] = reference_matmul(a, b);
-    check_close(run_op("MatMul", {a, b}), shape, want);
+  // With the register tiles of each vector width (compute/vector_isa.h), whatever this host has.
+  for (const char *bits : {"128", "256", "512"}) {
+    setenv("TESSEL_VECTOR_BITS", bits, 1);
+    for (const auto &[sa, sb] : cases) {
+      INFO("TESSEL_VECTOR_BITS=" << bits << " A " << shape_to_string(sa) << " B " << shape_to_string(sb));
+      Tensor a = random_tensor(sa, rng), b = random_tensor(sb, rng);
+      auto [shape, want] = reference_matmul(a, b);
+      check_close(run_op("MatMul", {a, b}), shape, want);
+    }
   }
+  unsetenv("TESSEL_VECTOR_BITS");
 }
 
 TEST_CASE("MatMul on integers, doubles and float16", "[matmul]") {

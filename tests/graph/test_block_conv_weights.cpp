@@ -3,6 +3,7 @@
 // the same outputs with the built-in kernels.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <random>
 
 #include "graph/infer/model_stats.h"
@@ -123,4 +124,22 @@ TEST_CASE("block_conv_weights blocks 3-D convolutions too: (3,3,3), (1,3,3), (3,
     CHECK(conv_weight_block(first_node(out, "Conv")) == 16);
     check_same_on_random_x(b.g, out, rng);
   }
+}
+
+TEST_CASE("the built-in conv kernels compute the same with the register tiles of 128-, 256- and 512-bit vectors",
+          "[passes][block_conv]") {
+  // The tiles follow the host's vectors (compute/vector_isa.h); TESSEL_VECTOR_BITS makes
+  // each width's tiling run here, whatever this host has.
+  std::mt19937 rng(29);
+  for (const char *bits : {"128", "256", "512"}) {
+    INFO("TESSEL_VECTOR_BITS=" << bits);
+    setenv("TESSEL_VECTOR_BITS", bits, 1);
+    for (int64_t m : {32, 48}) {  // two blocks per tile where they fit, and an odd count
+      Builder b = conv_graph(16, m, 3, 1, rng);
+      const Graph out = blocked_graph(b.g);
+      REQUIRE(conv_weight_block(first_node(out, "Conv")) == 16);
+      check_same_on_random_x(b.g, out, rng);
+    }
+  }
+  unsetenv("TESSEL_VECTOR_BITS");
 }

@@ -11,6 +11,9 @@
 //                  reduction split (R R) around the unrolled register tile (S).
 //   gpu_warp_tile  an output with an anchor, one warp per block, operands staged in shared
 //                  memory (gpu_warp_tile.h); offered beside gpu_tile.
+//   gpu_split_k    an output with few elements and a long reduction: the reduction rfactored
+//                  over a block's threads, partials in shared memory (gpu_split_k.h); offered
+//                  beside gpu_tile, and the default where the output cannot fill the device.
 //   gpu_injective  an output without anchor: all axes fused, an optional vector of
 //                  elements per thread, split into blocks of threads.
 //

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "search/gpu/single_anchor_plans.h"
 #include "search/loop_names.h"
 #include "search/sketch_writer.h"
 
@@ -65,16 +66,12 @@ std::optional<Sketch> make_split_k_sketch(const ComputeDesc &compute, const std:
   if (!split || split->extent < kMinSplitPoints || products < kMinProducts || elements(*out) > kMaxOutputElements ||
       chunk_counts(split->extent).empty())
     return std::nullopt;
+  std::optional<std::vector<FuncPlan>> plans =
+      single_anchor_plans(compute, out_name, anchor_name, FuncRule::GpuSplitKOutput, FuncRule::GpuSplitKAnchor);
+  if (!plans) return std::nullopt;
   Sketch sketch;
   sketch.name = "gpu_split_k";
-  for (const FuncDesc &f : compute.funcs) {
-    FuncPlan plan{f.name, FuncRule::Inline, ""};
-    if (f.name == out_name) plan = FuncPlan{f.name, FuncRule::GpuSplitKOutput, anchor_name};
-    else if (f.name == anchor_name) plan = FuncPlan{f.name, FuncRule::GpuSplitKAnchor, out_name};
-    else if (f.is_output) return std::nullopt;  // several outputs: left to gpu_tile
-    else if (!f.inlinable) plan.rule = FuncRule::Root;
-    sketch.funcs.push_back(plan);
-  }
+  sketch.funcs = std::move(*plans);
   for (const AxisDesc &a : out->pure_axes)
     sketch.params.push_back(SketchParam{thread_param(*out, a), ParamKind::ThreadTile, divisors_up_to(a.extent, 512)});
   sketch.params.push_back(SketchParam{anchor_name + ".splitk.chunks", ParamKind::RfactorChunks, chunk_counts(split->extent)});

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "search/gpu/single_anchor_plans.h"
 #include "search/loop_names.h"
 #include "search/sketch_writer.h"
 
@@ -49,17 +50,12 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
   const int lane = lane_axis(*out);
   const std::vector<AxisDesc> r = update_reduction_axes(*anchor);
   if (lane < 0 || r.empty() || stage_sizes(r.back().extent).empty()) return std::nullopt;
-  // Every other output of the task must fit a warp-sized block too (its injective rule).
+  std::optional<std::vector<FuncPlan>> plans =
+      single_anchor_plans(compute, out_name, anchor_name, FuncRule::GpuWarpTiledOutput, FuncRule::GpuWarpAnchor);
+  if (!plans) return std::nullopt;
   Sketch sketch;
   sketch.name = "gpu_warp_tile";
-  for (const FuncDesc &f : compute.funcs) {
-    FuncPlan plan{f.name, FuncRule::Inline, ""};
-    if (f.name == out_name) plan = FuncPlan{f.name, FuncRule::GpuWarpTiledOutput, anchor_name};
-    else if (f.name == anchor_name) plan = FuncPlan{f.name, FuncRule::GpuWarpAnchor, out_name};
-    else if (f.is_output) return std::nullopt;  // several outputs: left to gpu_tile
-    else if (!f.inlinable) plan.rule = FuncRule::Root;
-    sketch.funcs.push_back(plan);
-  }
+  sketch.funcs = std::move(*plans);
   auto add = [&](std::string name, ParamKind kind, std::vector<int64_t> values) {
     sketch.params.push_back(SketchParam{std::move(name), kind, std::move(values)});
   };

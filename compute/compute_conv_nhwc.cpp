@@ -8,7 +8,10 @@
 // several times the output).
 #include <Halide.h>
 
+#include <algorithm>
+
 #include "compute/op_compute.h"
+#include "compute/vector_isa.h"
 #include "graph/passes/channels_last_conv.h"
 
 namespace tessel {
@@ -24,9 +27,13 @@ std::string stage_name(const ComputeContext &ctx, const std::string &suffix) {
   return halide_name(ctx.node.name.empty() ? "conv_nhwc" : ctx.node.name) + "_" + suffix;
 }
 
-/// Lanes for a vector along `extent` channels: 16 (an AVX-512 f32 vector) when they come in
-/// sixteens, else 8 when they come in eights, else 16 with a guarded tail.
-int channel_lanes(int64_t extent) { return extent % 16 == 0 ? 16 : extent % 8 == 0 ? 8 : 16; }
+/// Lanes for a vector along `extent` channels: a host vector of f32 (16 with AVX-512, 8 with
+/// AVX2) when they come in such groups, else half of one when they come in those, else a
+/// whole one with a guarded tail.
+int channel_lanes(int64_t extent) {
+  const int natural = std::max(4, host_vector_bits() / 32);
+  return extent % natural == 0 ? natural : extent % (natural / 2) == 0 ? natural / 2 : natural;
+}
 
 /// Largest divisor of `extent` up to `limit`: a register tile that needs no tail.
 int largest_divisor(int64_t extent, int limit) {

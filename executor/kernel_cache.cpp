@@ -3,9 +3,11 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "compute/node_pipeline.h"
+#include "compute/vector_isa.h"
 #include "graph/ir/op_registry.h"
 
 namespace tessel {
@@ -21,9 +23,13 @@ Cache &cache() {
   return instance;
 }
 
-/// The cached kernel for `key`, or the result of building and compiling it.
-Result<JitKernel> get_or_compile(const std::string &key, const std::function<Result<std::shared_ptr<NodePipeline>>()> &build,
+/// The cached kernel for `key_text`, or the result of building and compiling it. The key
+/// also names the vector width the built-in tiles were sized for (compute/vector_isa.h),
+/// which TESSEL_VECTOR_BITS may change within a process.
+Result<JitKernel> get_or_compile(const std::string &key_text,
+                                 const std::function<Result<std::shared_ptr<NodePipeline>>()> &build,
                                  const Target &target) {
+  const std::string key = "v" + std::to_string(host_vector_bits()) + "|" + key_text;
   Cache &c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <random>
 
+#include "executor/kernel_cache.h"
 #include "tests/support/op_test_util.h"
 
 using namespace tessel;
@@ -247,12 +248,15 @@ TEST_CASE("MatMul matches numpy over many shapes, batches and broadcasting", "[m
   // With the register tiles of each vector width (compute/vector_isa.h), whatever this host has.
   for (const char *bits : {"128", "256", "512"}) {
     setenv("TESSEL_VECTOR_BITS", bits, 1);
+    const int compiled_before = kernel_cache_stats().compiled;
     for (const auto &[sa, sb] : cases) {
       INFO("TESSEL_VECTOR_BITS=" << bits << " A " << shape_to_string(sa) << " B " << shape_to_string(sb));
       Tensor a = random_tensor(sa, rng), b = random_tensor(sb, rng);
       auto [shape, want] = reference_matmul(a, b);
       check_close(run_op("MatMul", {a, b}), shape, want);
     }
+    // Each width compiles its own kernels (the kernel cache names the width).
+    CHECK(kernel_cache_stats().compiled >= compiled_before + static_cast<int>(cases.size()));
   }
   unsetenv("TESSEL_VECTOR_BITS");
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "executor/kernel_cache.h"
 #include "graph/infer/model_stats.h"
 #include "graph/passes/block_conv_weights.h"
 #include "tests/graph/graph_builder.h"
@@ -134,12 +135,14 @@ TEST_CASE("the built-in conv kernels compute the same with the register tiles of
   for (const char *bits : {"128", "256", "512"}) {
     INFO("TESSEL_VECTOR_BITS=" << bits);
     setenv("TESSEL_VECTOR_BITS", bits, 1);
+    const int compiled_before = kernel_cache_stats().compiled;
     for (int64_t m : {32, 48}) {  // two blocks per tile where they fit, and an odd count
       Builder b = conv_graph(16, m, 3, 1, rng);
       const Graph out = blocked_graph(b.g);
       REQUIRE(conv_weight_block(first_node(out, "Conv")) == 16);
       check_same_on_random_x(b.g, out, rng);
     }
+    CHECK(kernel_cache_stats().compiled > compiled_before);  // the width's own kernels, not cached ones
   }
   unsetenv("TESSEL_VECTOR_BITS");
 }

@@ -223,13 +223,17 @@ Result<std::vector<ScheduleStep>> write_split_k(const ComputeDesc &compute, cons
   // The partial's own reduction: the anchor's, innermost first, with the split variable's
   // inner part in its place.
   std::vector<std::string> reduction;
-  for (const AxisDesc &a : anchor.stages[1].axes)
-    if (a.reduction) reduction.push_back(a.name == split->name ? within : a.name);
+  int64_t innermost_extent = 0;  // of reduction.front()
+  for (const AxisDesc &a : anchor.stages[1].axes) {
+    if (!a.reduction) continue;
+    const bool is_split = a.name == split->name;
+    if (reduction.empty()) innermost_extent = is_split ? split->extent / chunks : a.extent;
+    reduction.push_back(is_split ? within : a.name);
+  }
   const bool unroll = choice_or(choices, anchor.name + ".splitk.unroll", 1) == 1;
   for (int stage_index = -1; stage_index <= 0; ++stage_index) {
     const StageRef stage{rf, stage_index};
-    std::vector<AxisDesc> axes = anchor.pure_axes;
-    LoopNames rf_names(axes);
+    LoopNames rf_names(anchor.pure_axes);
     rf_names.use(chunk);
     for (const std::string &r : reduction) rf_names.use(r);
     std::vector<std::string> rf_order = stage_index == 0 ? reduction : std::vector<std::string>{};
@@ -239,13 +243,8 @@ Result<std::vector<ScheduleStep>> write_split_k(const ComputeDesc &compute, cons
     const std::string fused = fuse_all(stage, pure, rf_names, "elements");
     steps.push_back(BindStep{stage, fused, GpuAxis::Thread, 0});
     steps.push_back(BindStep{stage, chunk, GpuAxis::Thread, 1});
-    if (stage_index == 0 && unroll && !reduction.empty()) {
-      int64_t innermost_extent = 0;
-      for (const AxisDesc &a : anchor.stages[1].axes)
-        if (a.reduction && a.name == (reduction.front() == within ? split->name : reduction.front()))
-          innermost_extent = reduction.front() == within ? split->extent / chunks : a.extent;
-      if (innermost_extent <= kUnrollLimit) steps.push_back(UnrollStep{stage, reduction.front(), std::nullopt});
-    }
+    if (stage_index == 0 && unroll && !reduction.empty() && innermost_extent <= kUnrollLimit)
+      steps.push_back(UnrollStep{stage, reduction.front(), std::nullopt});
   }
   return steps;
 }

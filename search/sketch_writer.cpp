@@ -4,6 +4,17 @@ namespace tessel {
 
 void reject_choice(const std::string &message) { throw SketchRejected{message}; }
 
+std::string fuse_loops(std::vector<ScheduleStep> &steps, const StageRef &stage, const std::vector<std::string> &loops,
+                       LoopNames &names, const std::string &base) {
+  std::string fused = loops.front();
+  for (size_t i = 1; i < loops.size(); ++i) {
+    const std::string next = names.fresh(base);
+    steps.push_back(FuseStep{stage, fused, loops[i], next});
+    fused = next;
+  }
+  return fused;
+}
+
 int64_t choice_or(const SketchChoices &choices, const std::string &name, int64_t fallback) {
   auto it = choices.find(name);
   return it == choices.end() ? fallback : it->second;

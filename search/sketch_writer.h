@@ -10,6 +10,7 @@
 #include "schedule/schedule_ir.h"
 #include "search/cpu/sketch.h"
 #include "search/cpu/sketch_schedule.h"
+#include "search/loop_names.h"
 
 namespace tessel {
 
@@ -21,6 +22,12 @@ struct SketchRejected {
 
 /// The value chosen for parameter `name`, or `fallback` when there is none.
 int64_t choice_or(const SketchChoices &choices, const std::string &name, int64_t fallback);
+
+/// Appends the fuse steps that make `loops` (innermost first, adjacent in the stage's order)
+/// one loop, named from `base` by `names`; returns its name (the only loop, unfused, when
+/// there is one).
+std::string fuse_loops(std::vector<ScheduleStep> &steps, const StageRef &stage, const std::vector<std::string> &loops,
+                       LoopNames &names, const std::string &base);
 
 class SketchWriter {
  public:

@@ -49,13 +49,7 @@ class GpuScheduleWriter : public SketchWriter {
   /// Fuses `loops` (innermost first, adjacent) into one; returns its name.
   std::string fuse_all(const StageRef &stage, const std::vector<std::string> &loops, LoopNames &names,
                        const std::string &base) {
-    std::string fused = loops.front();
-    for (size_t i = 1; i < loops.size(); ++i) {
-      const std::string next = names.fresh(base);
-      step(FuseStep{stage, fused, loops[i], next});
-      fused = next;
-    }
-    return fused;
+    return fuse_loops(schedule_.steps, stage, loops, names, base);
   }
 
   void tiled_output(const FuncDesc &out, const FuncDesc &anchor) {

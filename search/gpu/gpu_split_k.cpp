@@ -185,15 +185,7 @@ Result<std::vector<ScheduleStep>> write_split_k(const ComputeDesc &compute, cons
   if (thread_loops.empty() || block_loops.empty())
     return make_error(ErrorKind::InvalidInput, out.name + ": a split-k block needs thread loops and at least one block loop");
   auto fuse_all = [&](const StageRef &stage, const std::vector<std::string> &loops, LoopNames &stage_names,
-                      const std::string &base) {
-    std::string fused = loops.front();
-    for (size_t i = 1; i < loops.size(); ++i) {
-      const std::string next = stage_names.fresh(base);
-      steps.push_back(FuseStep{stage, fused, loops[i], next});
-      fused = next;
-    }
-    return fused;
-  };
+                      const std::string &base) { return fuse_loops(steps, stage, loops, stage_names, base); };
   std::vector<std::string> order = thread_loops;
   order.insert(order.end(), block_loops.begin(), block_loops.end());
   steps.push_back(ReorderStep{o, order});

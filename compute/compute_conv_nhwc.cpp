@@ -42,6 +42,37 @@ int largest_divisor(int64_t extent, int limit) {
   return 1;
 }
 
+/// Iterations the built-in schedule's parallel loop aims for: enough to share among a few
+/// threads, few enough that claiming them costs little.
+constexpr int64_t kEnoughParallelIterations = 32;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The built-in schedule's register tile: `vectors` channel vectors of `lanes` by `columns`
+/// output columns by `rows` output rows, each extent dividing its axis (a guarded tail inside
+/// the tile would leave it without vectors).
+struct NhwcTile {
+  int lanes = 1, vectors = 1, columns = 1, rows = 1;
+};
+
+/// The tile with the most accumulators within the host's register budget: two vectors where
+/// they divide the channels, unless one vector covers more positions (7 columns of a 7x7 map
+/// against 1); rows only once a whole row fits.
+NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height) {
+  const int budget = accumulator_registers();
+  NhwcTile best;
+  best.lanes = channel_lanes(channels);
+  for (int vectors : {2, 1}) {
+    if (channels % (vectors * best.lanes) != 0 && vectors > 1) continue;
+    NhwcTile t = best;
+    t.vectors = vectors;
+    t.columns = largest_divisor(width, budget / vectors);
+    t.rows = t.columns == width ? largest_divisor(height, budget / (vectors * t.columns)) : 1;
+    if (t.vectors * t.columns * t.rows > best.vectors * best.columns * best.rows) best = t;
+  }
+  return best;
+}
+
 std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   const TensorFunc &x = ctx.input(0), &w = ctx.input(1);
   const TensorType &out = ctx.output_type(0);
@@ -106,25 +137,38 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   if (ctx.plain) {
     ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
   } else if (!ctx.unscheduled) {
-    // Built-in schedule: a register tile of up to two channel vectors by up to 4 columns,
-    // the taps (unrolled when 3x3 or smaller) and input channels around it, parallel over
-    // output rows.
-    // Two vectors only where they divide the channels: a guarded tail inside the register
-    // tile leaves the whole tile without vectors.
-    const int lanes = channel_lanes(out_channels);
-    const int vectors = out_channels % (2 * lanes) == 0 ? 2 : 1;
-    const int columns = largest_divisor(out.shape[2], 4);
-    Var mo("mo"), mi("mi"), mv("mv"), xo("xo"), xi("xi");
-    acc.compute_root().vectorize(m, lanes, TailStrategy::GuardWithIf).parallel(oy);
+    // Built-in schedule: a register tile of channel vectors by output positions (columns,
+    // and whole rows when a row fits), the taps (unrolled when 3x3 or smaller) and input
+    // channels around it, parallel over row blocks. Where there are few row blocks (3x3 maps
+    // in MNASNet's late layers, with wide weights) the parallel loop takes groups of channel
+    // blocks too: over rows alone it read every weight once per row, on at most 3 threads.
+    // Groups, not single blocks: each parallel iteration costs an atomic claim, which a
+    // depthwise conv's small blocks do not repay.
+    const bool depthwise = in_per_group == 1 && out_per_group == 1;
+    const NhwcTile tile = choose_nhwc_tile(out_channels, out.shape[2], out.shape[1]);
+    const int64_t channel_blocks = ceil_div(out_channels, tile.lanes * tile.vectors);
+    const int64_t row_blocks = out.shape[0] * (out.shape[1] / tile.rows);
+    const int64_t groups =
+        row_blocks >= kEnoughParallelIterations
+            ? 1 : std::min(channel_blocks, ceil_div(kEnoughParallelIterations, row_blocks));
+    const int blocks_per_group = static_cast<int>(ceil_div(channel_blocks, groups));
+    Var mo("mo"), mg("mg"), mi("mi"), mv("mv"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), block("block");
+    acc.compute_root().vectorize(m, tile.lanes, TailStrategy::GuardWithIf).parallel(oy);
     Halide::Stage update = acc.update();
-    update.split(m, mo, mi, lanes * vectors, TailStrategy::GuardWithIf)
-        .split(mi, mv, mi, lanes)
-        .split(ox, xo, xi, columns)
-        .reorder(mi, mv, xi, r.x, r.y, r.z, mo, xo, oy, n)
+    update.split(m, mo, mi, tile.lanes * tile.vectors, TailStrategy::GuardWithIf)
+        .split(mo, mg, mo, blocks_per_group, TailStrategy::GuardWithIf)
+        .split(mi, mv, mi, tile.lanes)
+        .split(ox, xo, xi, tile.columns)
+        .split(oy, yo, yi, tile.rows)
         .vectorize(mi)
         .unroll(mv)
         .unroll(xi)
-        .parallel(oy);
+        .unroll(yi);
+    // A pointwise or dense conv sweeps a row per channel block (that block's weights stay in
+    // cache); a depthwise one reads each pixel's channels together.
+    if (depthwise) update.reorder(mi, mv, xi, yi, r.x, r.y, r.z, mo, xo, mg, yo, n);
+    else update.reorder(mi, mv, xi, yi, r.x, r.y, r.z, xo, mo, mg, yo, n);
+    update.fuse(mg, yo, block).parallel(block);
     if (kh * kw <= 9) update.unroll(r.x).unroll(r.y);
   }
   const bool has_bias = ctx.has_input(2);

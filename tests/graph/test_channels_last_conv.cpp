@@ -134,3 +134,36 @@ TEST_CASE("channels_last_conv cancels Transposes the graph already has", "[passe
   CHECK(out.tensors[out.outputs[0]].name == "y");
   check_same_outputs(b.g, out, {random_uniform({1, 10, 10, 32}, rng)});
 }
+
+TEST_CASE("the built-in channels-last conv schedule computes the same with every tile and channel grouping",
+          "[passes][channels_last]") {
+  // The register tile takes whole rows when a row fits (a 3x3 map), one vector by 7 columns
+  // where two vectors would leave one column, and the parallel loop groups channel blocks
+  // when there are few rows, with a tail group where the blocks do not divide. Every vector
+  // width's tiles run here (TESSEL_VECTOR_BITS), whatever this host has.
+  std::mt19937 rng(24);
+  struct Case {
+    int64_t channels, height, width, out_channels;
+  };
+  const std::vector<Case> cases = {{40, 3, 3, 72}, {24, 7, 7, 48}, {36, 6, 6, 20}, {16, 40, 5, 24}};
+  for (const char *bits : {"128", "256", "512"}) {
+    setenv("TESSEL_VECTOR_BITS", bits, 1);
+    for (const Case &c : cases) {
+      INFO("TESSEL_VECTOR_BITS=" << bits << " channels " << c.channels << " map " << c.height << "x" << c.width
+                                 << " out " << c.out_channels);
+      Builder b;
+      b.input("x", Shape{1, c.channels, c.height, c.width})
+          .constant("wd", random_uniform({c.channels, 1, 3, 3}, rng))
+          .constant("bd", random_uniform({c.channels}, rng))
+          .constant("wp", random_uniform({c.out_channels, c.channels, 1, 1}, rng))
+          .node("Conv", {"x", "wd", "bd"}, "d", conv_attrs(c.channels, 1, 1))
+          .node("Relu", {"d"}, "r")
+          .node("Conv", {"r", "wp"}, "y", conv_attrs(1, 1, 0))
+          .output("y");
+      const Graph out = channels_last(b.g);
+      REQUIRE(count_ops(out, kConvNhwcOp) == 2);
+      check_same_outputs(b.g, out, {random_uniform({1, c.channels, c.height, c.width}, rng)});
+    }
+  }
+  unsetenv("TESSEL_VECTOR_BITS");
+}

@@ -8,11 +8,17 @@
 namespace tessel {
 namespace {
 
-const double kBT4[] = {4, 0, -5, 0, 1, 0, 0, -4, -4, 1, 1, 0, 0, 4, -4, -1, 1, 0,
-                       0, -2, -1, 2, 1, 0, 0, 2, -1, -2, 1, 0, 0, 4, 0, -5, 0, 1};
-const double kG4[] = {1.0 / 4,  0,         0,        -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6,
-                      1.0 / 24, 1.0 / 12,  1.0 / 6,  1.0 / 24, -1.0 / 12, 1.0 / 6, 0,        0,       1};
-const double kAT4[] = {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0, 0, 1, 1, 4, 4, 0, 0, 1, -1, 8, -8, 1};
+// F(4x4, 3x3) on the points 0, -1, 1, 1/2, -2 (and infinity) rather than the usual 0, +-1,
+// +-2: B^T's rows scaled to small integers (the scale moves into G, applied in double at
+// compile time) and A^T's entries powers of two, so both are exact in float32. In a float32
+// simulation (128 channels, ReLU-like inputs) the output's relative error against float64 is
+// 1.3-1.5e-6 against 2.1-2.3e-6 with 0, +-1, +-2; direct convolution gives 2.8e-7.
+// inception_v3 from the zoo crossed 1e-4 with the old points.
+const double kBT4[] = {2, -3, -4, 3,  2,  0, 0, -2, 5,  -1, -2, 0, 0, -2, 1,  5,  2,  0,
+                       0, 2,  1,  -2, -1, 0, 0, 1,  -2, -1, 2,  0, 0, 2,  -3, -4, 3, 2};
+const double kG4[] = {1.0 / 2,   0,         0,         1.0 / 6, -1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6,
+                      16.0 / 15, 8.0 / 15,  4.0 / 15,  1.0 / 30, -1.0 / 15, 2.0 / 15, 0,     0,       1.0 / 2};
+const double kAT4[] = {1, 1, 1, 1, 1, 0, 0, -1, 1, 0.5, -2, 0, 0, 1, 1, 0.25, 4, 0, 0, -1, 1, 0.125, -8, 1};
 const double kBT2[] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
 const double kG2[] = {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1};
 const double kAT2[] = {1, 1, 1, 0, 0, 1, -1, -1};

@@ -24,7 +24,8 @@ constexpr const char *kWinogradOutputOp = "TesselWinogradOutput";
 constexpr const char *kWinogradTileAttr = "tile";
 
 /// The transform matrices of F(m x m, 3 x 3) for m = 2 (interpolation points 0, +-1) and
-/// m = 4 (0, +-1, +-2): Y = A^T [(G g G^T) . (B^T d B)] A over an (m + 2)-square input tile.
+/// m = 4 (0, -1, 1, 1/2, -2: a lower float32 error than 0, +-1, +-2):
+/// Y = A^T [(G g G^T) . (B^T d B)] A over an (m + 2)-square input tile.
 struct WinogradTransform {
   int tile;        ///< m, the output tile edge
   int input_tile;  ///< m + 2

@@ -155,3 +155,27 @@ TEST_CASE("winograd_conv leaves other convolutions alone", "[passes][winograd]")
       .output("y");
   CHECK(count_ops(winograd_graph(shared.g), "Conv") == 2);
 }
+
+TEST_CASE("the Winograd transforms are exact, and their runtime matrices exact in float32", "[passes][winograd]") {
+  for (int tile : {2, 4}) {
+    const WinogradTransform *t = winograd_transform(tile);
+    REQUIRE(t != nullptr);
+    const int s = t->input_tile;
+    // In exact arithmetic A^T [(G g) . (B^T d)] is the correlation of d with g: checked on
+    // every pair of basis vectors (the map is bilinear), in double.
+    for (int a = 0; a < s; ++a)
+      for (int b = 0; b < 3; ++b)
+        for (int i = 0; i < tile; ++i) {
+          double y = 0;
+          for (int j = 0; j < s; ++j) y += t->AT(i, j) * t->G(j, b) * t->BT(j, a);
+          INFO("F(" << tile << ", 3): d = e" << a << ", g = e" << b << ", output " << i);
+          CHECK(y == Approx(a == i + b ? 1.0 : 0.0).margin(1e-12));
+        }
+    // B^T and A^T are applied to activations in float32 at run time (G only at compile time,
+    // in double): a coefficient float32 cannot hold would add its own rounding error.
+    for (int i = 0; i < s; ++i)
+      for (int j = 0; j < s; ++j) CHECK(static_cast<double>(static_cast<float>(t->BT(i, j))) == t->BT(i, j));
+    for (int i = 0; i < tile; ++i)
+      for (int j = 0; j < s; ++j) CHECK(static_cast<double>(static_cast<float>(t->AT(i, j))) == t->AT(i, j));
+  }
+}

@@ -29,7 +29,10 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const Graph> graph, Target target, 
       for (size_t i = 0; i < groups_.size(); ++i) {
         const FusedGroup &group = groups_[i];
         if (group.nodes.size() == 1 && runs_on_host(g.nodes[group.nodes[0]].op_type)) continue;
-        if (auto text = options_.schedule_for(workload_key(g, group))) tuned_schedule_[i] = *text;
+        if (auto text = options_.schedule_for(workload_key(g, group))) {
+          tuned_schedule_[i] = *text;
+          builtin_best_groups_ += text->empty();
+        }
       }
     if (options_.use_memory_plan) plan_ = plan_memory(g, groups_);
   } else {

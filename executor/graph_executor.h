@@ -45,8 +45,9 @@ struct ExecutorOptions {
   /// Intermediate tensors live in one arena laid out by plan_memory (needs fuse).
   bool use_memory_plan = true;
   /// Tuned schedules: the schedule text to use for a group with this workload key (from a
-  /// tuning database or log), or nothing for the built-in schedule. Used only when the
-  /// group's run-time types are the graph's static ones the key was computed from.
+  /// tuning database or log), an empty text when the best record is the built-in schedule,
+  /// or nothing when there is no record. Used only when the group's run-time types are the
+  /// graph's static ones the key was computed from.
   std::function<std::optional<std::string>(const std::string &workload_key)> schedule_for;
 };
 
@@ -71,6 +72,8 @@ class GraphExecutor {
   int last_kernel_launches() const { return last_launches_; }
   /// Groups that run with a tuned schedule (see ExecutorOptions::schedule_for).
   int tuned_groups() const;
+  /// Groups whose best record is the built-in schedule: tuned, and kept by the search.
+  int builtin_best_groups() const { return builtin_best_groups_; }
 
  private:
   struct RunState;
@@ -86,6 +89,7 @@ class GraphExecutor {
   std::vector<FusedGroup> groups_;
   std::vector<GroupSignature> signatures_;
   std::vector<std::string> tuned_schedule_;  // per group: schedule text, empty for built-in
+  int builtin_best_groups_ = 0;
   MemoryPlan plan_;
   mutable std::mutex arena_mutex_;
   mutable std::vector<std::shared_ptr<uint8_t[]>> free_arenas_;

@@ -35,8 +35,8 @@ inline void forward_warnings(const BestRecordSource &source, const std::function
 }
 
 /// What the executor's tuned-schedule hook (ExecutorOptions::schedule_for) asks: the schedule
-/// text of the workload's best record on `target`, or nothing when that best is the built-in
-/// schedule (empty text), nothing was measured, or the source cannot be read. A source that
+/// text of the workload's best record on `target` (empty when that best is the built-in
+/// schedule), or nothing when nothing was measured or the source cannot be read. A source that
 /// cannot be read, or a record skipped, is told to `warn` (each message once), so that a run
 /// on default schedules never passes for a tuned one.
 inline std::function<std::optional<std::string>(const std::string &)> best_schedule_lookup(
@@ -54,7 +54,7 @@ inline std::function<std::optional<std::string>(const std::string &)> best_sched
       warn_once("cannot read tuning records (" + best.error().message + "); tasks run their default schedules");
       return std::nullopt;
     }
-    if (!best.value() || best.value()->schedule_text.empty()) return std::nullopt;
+    if (!best.value()) return std::nullopt;
     return best.value()->schedule_text;
   };
 }

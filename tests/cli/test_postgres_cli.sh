@@ -40,7 +40,11 @@ import sys, numpy as np
 got, want = np.load(sys.argv[1]), np.load(sys.argv[2])
 raise SystemExit(0 if np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-4 else 1)' out/output.npy "$src/examples/models/tiny_cnn.expected.npy"
 run=$("$tessel" run "$model" --db "$url" --repeat 2 2>&1)
-check "run --db takes tuned schedules from the server" grep -Eq "[1-9][0-9]* of [0-9]+ fused groups run tuned schedules" <<<"$run"
+# Tuned groups run a searched schedule, or the built-in one where the search kept it (12
+# trials need not beat a good built-in): either way every tuned group found its record.
+read -r searched builtin < <(sed -nE 's/^([0-9]+) of [0-9]+ fused groups run tuned schedules from postgresql:.*\(([0-9]+) more whose best record is the built-in schedule\)$/\1 \2/p' <<<"$run") || true
+check "run --db takes tuned schedules from the server (${searched:-?} searched, ${builtin:-?} built-in)" \
+  test $((${searched:-0} + ${builtin:-0})) -ge 1
 err=$("$tessel" db stats --db "postgresql://tessel:sekr1t@127.0.0.1:1/none" 2>&1 || true)
 check "an unreachable server is a clear error" grep -q "cannot connect to the tuning database" <<<"$err"
 check "the error masks the password" bash -c '! grep -q sekr1t <<<"$1"' _ "$err"

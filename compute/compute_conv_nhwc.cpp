@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "base/integer_division.h"
 #include "compute/op_compute.h"
 #include "compute/vector_isa.h"
 #include "graph/passes/channels_last_conv.h"
@@ -45,8 +46,6 @@ int largest_divisor(int64_t extent, int limit) {
 /// Iterations the built-in schedule's parallel loop aims for: enough to share among a few
 /// threads, few enough that claiming them costs little.
 constexpr int64_t kEnoughParallelIterations = 32;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The built-in schedule's register tile: `vectors` channel vectors of `lanes` by `columns`
 /// output columns by `rows` output rows, each extent dividing its axis (a guarded tail inside

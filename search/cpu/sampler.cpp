@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "base/integer_division.h"
 #include "search/exact_cover.h"
 
 namespace tessel {
@@ -20,8 +21,6 @@ const T &pick(std::mt19937_64 &rng, const std::vector<T> &values) {
 }
 
 bool chance(std::mt19937_64 &rng, int percent) { return static_cast<int>(rng() % 100) < percent; }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The largest of ascending `values` that is at most `limit` (the first when none is).
 int64_t largest_at_most(const std::vector<int64_t> &values, int64_t limit) {

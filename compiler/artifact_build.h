@@ -1,7 +1,7 @@
 #pragma once
 // Internal to compiler/: the state the artifact compiler's passes share, and the passes
 // themselves. compile_artifact (artifact_compiler.cpp) runs them in order:
-//   check_host_nodes -> StagingDirectory::open -> emit_kernels (kernel_emitter.cpp, kernel_alternatives.cpp)
+//   StagingDirectory::open -> check_host_steps -> emit_kernels (kernel_emitter.cpp, kernel_alternatives.cpp)
 //   -> warn_untuned_tasks -> link_kernels -> write_plan_and_weights -> write_manifest
 //   -> StagingDirectory::commit.
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "compiler/plan_builder.h"
 #include "compiler/staging_directory.h"
 #include "deploy/artifact_manifest.h"
+#include "deploy/host_program.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/memory_plan.h"
 #include "task/group_pipeline.h"
@@ -36,6 +37,8 @@ struct ArtifactBuild {
   const std::vector<FusedGroup> groups;
   const MemoryPlan memory;
   const std::vector<int> uses;  // readers of each tensor; a graph output counts as one
+  const std::vector<bool> host_group;  // by group: its nodes run as host steps (host_steps.cpp)
+  deploy::HostProgram host_program;    // host.json: the host steps' nodes
   StagingDirectory staging;
   PlanBuilder plan;
   deploy::ArtifactManifest manifest;
@@ -49,8 +52,14 @@ struct ArtifactBuild {
 
 /// How many nodes read each tensor (graph outputs count as a reader).
 std::vector<int> tensor_uses(const Graph &graph);
-/// Fails listing every live node the deploy runtime cannot run.
-Result<void> check_host_nodes(const Graph &graph);
+/// By group: whether its nodes become host steps (a run-time shape or a host op in it).
+std::vector<bool> host_step_groups(const Graph &graph, const std::vector<FusedGroup> &groups,
+                                   const std::vector<int> &uses);
+/// Fails listing the op types of host-step nodes that host/ cannot compute, or when the
+/// target is cuda (host steps run in CPU artifacts only).
+Result<void> check_host_steps(const ArtifactBuild &build);
+/// The group's nodes as host steps, each node added to the host program.
+Result<void> emit_host_group(ArtifactBuild &build, const FusedGroup &group);
 /// Emits every group: views into the plan, tasks as kernel calls.
 Result<void> emit_kernels(ArtifactBuild &build);
 /// The kernel of `group` (static signature `sig`) with `schedule_text` (empty: the built-in),

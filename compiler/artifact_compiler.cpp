@@ -16,6 +16,7 @@ ArtifactBuild::ArtifactBuild(const Graph &graph, const ArtifactCompileOptions &o
       groups(partition_graph(graph)),
       memory(plan_memory(graph, groups)),
       uses(tensor_uses(graph)),
+      host_group(host_step_groups(graph, groups, uses)),
       staging(std::move(staging)),
       plan(graph, memory) {}
 
@@ -40,10 +41,10 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &graph, const Artifa
                                                 const std::string &output_path) {
   const auto start = std::chrono::steady_clock::now();
   TESSEL_TRY(Target target, artifact_target(options));
-  TESSEL_TRY_VOID(check_host_nodes(graph));  // host_node_check.cpp
   // Removed again unless committed (staging_directory.h).
   TESSEL_TRY(StagingDirectory staging, StagingDirectory::open(output_path));
   ArtifactBuild build(graph, options, std::move(target), std::move(staging));
+  TESSEL_TRY_VOID(check_host_steps(build));  // host_steps.cpp
   TESSEL_TRY_VOID(emit_kernels(build));  // kernel_emitter.cpp, kernel_alternatives.cpp
   warn_untuned_tasks(build);             // artifact_files.cpp, as the passes below
   TESSEL_TRY_VOID(link_kernels(build));

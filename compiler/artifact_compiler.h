@@ -57,6 +57,7 @@ struct ArtifactCompileOptions {
 
 struct ArtifactCompileSummary {
   int kernel_steps = 0;      // kernel calls per run
+  int host_steps = 0;        // nodes computed on the host per run (run-time shapes, host ops)
   int compiled_kernels = 0;  // distinct functions in kernels.so
   int tuned_tasks = 0;       // kernel steps running a tuned schedule
   int default_tasks = 0;     // kernel steps without a record

@@ -91,6 +91,12 @@ Result<void> write_plan_and_weights(ArtifactBuild &build) {
   if (auto ok = write_file(build.staging.file("weights.bin"), build.plan.weights()); !ok.ok()) return ok.error();
   build.manifest.plan = file_entry("plan.txt", plan_text);
   build.manifest.weights = file_entry("weights.bin", build.plan.weights());
+  if (!build.host_program.nodes.empty()) {
+    build.host_program.opset = build.graph.opset;
+    const std::string host_text = deploy::to_json(build.host_program);
+    if (auto ok = write_file(build.staging.file("host.json"), host_text); !ok.ok()) return ok.error();
+    build.manifest.host = file_entry("host.json", host_text);
+  }
   return {};
 }
 

@@ -141,8 +141,13 @@ Result<KernelCall> compile_kernel(ArtifactBuild &build, const FusedGroup &group,
 
 Result<void> emit_kernels(ArtifactBuild &build) {
   const Graph &g = build.graph;
-  for (const FusedGroup &group : build.groups) {
+  for (size_t i = 0; i < build.groups.size(); ++i) {
+    const FusedGroup &group = build.groups[i];
     const Node &first = g.nodes[group.nodes.front()];
+    if (build.host_group[i]) {
+      if (auto emitted = emit_host_group(build, group); !emitted.ok()) return emitted.error();
+      continue;
+    }
     if (group.nodes.size() == 1 && runs_on_host(first.op_type)) {
       emit_view(build, group.nodes.front());
       continue;

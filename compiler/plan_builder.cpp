@@ -22,7 +22,14 @@ int PlanBuilder::tensor(int t) {
   pt.name = info.name;
   pt.dtype = info.type.dtype;
   pt.shape = info.type.shape;
-  if (auto in = input_position_.find(t); in != input_position_.end()) {
+  if (!info.type.fully_known()) {
+    // Known only at run time: a value of the run that host steps make and read.
+    pt.shape = info.type.shape;
+    pt.rank_known = info.type.rank_known;
+    auto out = output_position_.find(t);
+    pt.location = out != output_position_.end() ? Location::Output : Location::Dynamic;
+    pt.argument = out != output_position_.end() ? out->second : 0;
+  } else if (auto in = input_position_.find(t); in != input_position_.end()) {
     pt.location = Location::Input;
     pt.argument = in->second;
   } else if (info.constant && g_.tensor_producer[t] < 0) {
@@ -51,6 +58,14 @@ int PlanBuilder::tensor(int t) {
 void PlanBuilder::kernel(const std::string &symbol, const std::vector<int> &graph_tensors) {
   deploy::KernelStep step{symbol, {}};
   for (int t : graph_tensors) step.args.push_back(tensor(t));
+  plan_.steps.push_back(step);
+}
+
+void PlanBuilder::host(int node, const std::vector<int> &inputs, const std::vector<int> &outputs) {
+  deploy::HostStep step;
+  step.node = node;
+  for (int t : inputs) step.inputs.push_back(t == kNoTensor ? -1 : tensor(t));
+  for (int t : outputs) step.outputs.push_back(t == kNoTensor ? -1 : tensor(t));
   plan_.steps.push_back(step);
 }
 

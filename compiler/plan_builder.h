@@ -26,6 +26,8 @@ class PlanBuilder {
   bool is_view(int t) const { return view_source_.count(t) != 0; }
 
   void kernel(const std::string &symbol, const std::vector<int> &graph_tensors);
+  /// A host step computing host.json's node `node` (kNoTensor: omitted or unread).
+  void host(int node, const std::vector<int> &inputs, const std::vector<int> &outputs);
   void copy(int source, int destination) { plan_.steps.push_back(deploy::CopyStep{tensor(source), tensor(destination)}); }
 
   /// Inputs, outputs, and copies into every output position no step wrote.

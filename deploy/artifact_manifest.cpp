@@ -108,6 +108,11 @@ class Fields {
     Result<const Json *> shape = get(v, "shape", path + ".shape", Json::value_t::array, "an array");
     if (!shape.ok()) return shape.error();
     for (size_t i = 0; i < shape.value()->size(); ++i) {
+      // -1: an output dimension known only at run time (a detector's box count).
+      if (shape.value()->at(i).is_number_integer() && shape.value()->at(i).get<int64_t>() == -1) {
+        t.shape.push_back(-1);
+        continue;
+      }
       Result<int64_t> n = count(shape.value()->at(i), path + ".shape[" + std::to_string(i) + "]");
       if (!n.ok()) return n.error();
       t.shape.push_back(n.value());
@@ -196,7 +201,7 @@ bool operator==(const ArtifactManifest &a, const ArtifactManifest &b) {
          a.halide_target == b.halide_target && a.arch == b.arch && a.required_cpu_features == b.required_cpu_features &&
          a.model_path == b.model_path && a.model_fnv1a64 == b.model_fnv1a64 && a.created_utc == b.created_utc &&
          a.arena_bytes == b.arena_bytes && a.inputs == b.inputs && a.outputs == b.outputs && a.tasks == b.tasks &&
-         a.plan == b.plan && a.weights == b.weights && a.kernels == b.kernels;
+         a.plan == b.plan && a.weights == b.weights && a.kernels == b.kernels && a.host == b.host;
 }
 
 std::string to_json(const ArtifactManifest &m) {
@@ -218,6 +223,7 @@ std::string to_json(const ArtifactManifest &m) {
   json["files"]["plan"] = file_json(m.plan);
   json["files"]["weights"] = file_json(m.weights);
   json["files"]["kernels"] = file_json(m.kernels);
+  if (m.host) json["files"]["host"] = file_json(*m.host);
   // Indented, one field per line: people read it too (`cat model.tsl/manifest.json`).
   return dump_json(json, 2) + "\n";
 }
@@ -294,6 +300,11 @@ Result<ArtifactManifest> parse_manifest(const std::string &json) {
     Result<ArtifactFile> f = Fields::file(*files.value(), key);
     if (!f.ok()) return f.error();
     *field = std::move(f).value();
+  }
+  if (json_find(*files.value(), "host")) {
+    Result<ArtifactFile> f = Fields::file(*files.value(), "host");
+    if (!f.ok()) return f.error();
+    m.host = std::move(f).value();
   }
   return m;
 }

@@ -49,6 +49,8 @@ struct ArtifactManifest {
   std::vector<ArtifactTensor> inputs, outputs;
   std::vector<ArtifactTask> tasks;
   ArtifactFile plan, weights, kernels;
+  /// host.json: the nodes of the plan's host steps (host_program.h); only when it has some.
+  std::optional<ArtifactFile> host;
 };
 
 bool operator==(const ArtifactFile &a, const ArtifactFile &b);

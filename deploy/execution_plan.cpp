@@ -31,6 +31,7 @@ const char *location_name(Location l) {
     case Location::Weight: return "weight";
     case Location::Arena: return "arena";
     case Location::View: return "view";
+    case Location::Dynamic: return "dynamic";
   }
   return "?";
 }
@@ -41,6 +42,7 @@ std::optional<Location> parse_location(const std::string &s) {
   if (s == "weight") return Location::Weight;
   if (s == "arena") return Location::Arena;
   if (s == "view") return Location::View;
+  if (s == "dynamic") return Location::Dynamic;
   return std::nullopt;
 }
 
@@ -87,7 +89,7 @@ class PlanParser {
       const std::vector<std::string> &t = tokens.value();
       const std::string &kind = t[0];
       int kind_section = kind == "tensor" ? 0 : kind == "input" ? 1 : kind == "output" ? 2 :
-                         (kind == "kernel" || kind == "copy") ? 3 : -1;
+                         (kind == "kernel" || kind == "copy" || kind == "host") ? 3 : -1;
       if (kind_section < 0) return error(number, "unknown line kind '" + kind + "'");
       if (kind_section < section)
         return error(number, "'" + kind + "' line out of order (tensor lines come first, then input, output, then steps)");
@@ -96,6 +98,7 @@ class PlanParser {
                        : kind == "input" ? io_line(number, t, Location::Input)
                        : kind == "output" ? io_line(number, t, Location::Output)
                        : kind == "kernel" ? kernel_line(number, t)
+                       : kind == "host"   ? host_line(number, t)
                                           : copy_line(number, t);
       if (!r.ok()) return r.error();
     }
@@ -166,7 +169,8 @@ class PlanParser {
   Result<void> tensor_line(int number, const std::vector<std::string> &t) {
     // tensor <id> <name> <dtype> <rank> <dims...> <location> <argument>
     if (t.size() < 5) return error(number, "tensor line too short (truncated?)");
-    Result<int64_t> rank = non_negative(number, t[4], "rank");
+    const bool rank_known = t[4] != "?";
+    Result<int64_t> rank = rank_known ? non_negative(number, t[4], "rank") : Result<int64_t>(int64_t{0});
     if (!rank.ok()) return rank.error();
     if (static_cast<int64_t>(t.size()) != 7 + rank.value())
       return error(number, "tensor line has " + std::to_string(t.size()) + " tokens, expected " +
@@ -183,16 +187,27 @@ class PlanParser {
     std::optional<DType> dtype = parse_artifact_dtype(t[3]);
     if (!dtype) return error(number, "bad dtype '" + t[3] + "'");
     pt.dtype = *dtype;
+    pt.rank_known = rank_known;
     for (int64_t i = 0; i < rank.value(); ++i) {
+      if (t[5 + i] == "?") {  // known at run time
+        pt.shape.push_back(-1);
+        continue;
+      }
       Result<int64_t> d = non_negative(number, t[5 + i], "dimension");
       if (!d.ok()) return d.error();
       pt.shape.push_back(d.value());
     }
-    if (!artifact_tensor_bytes(pt.dtype, pt.shape))
-      return error(number, "tensor " + t[1] + " is too large (its byte size overflows int64)");
     std::optional<Location> loc = parse_location(t[5 + rank.value()]);
-    if (!loc) return error(number, "bad location '" + t[5 + rank.value()] + "' (expected input, output, weight, arena or view)");
+    if (!loc)
+      return error(number, "bad location '" + t[5 + rank.value()] +
+                               "' (expected input, output, weight, arena, view or dynamic)");
     pt.location = *loc;
+    if (run_time_shaped(pt)) {
+      if (pt.location != Location::Dynamic && pt.location != Location::Output)
+        return error(number, "tensor " + t[1] + " has a run-time shape, so it must be located at dynamic or output");
+    } else if (!artifact_tensor_bytes(pt.dtype, pt.shape)) {
+      return error(number, "tensor " + t[1] + " is too large (its byte size overflows int64)");
+    }
     const std::string &arg = t[6 + rank.value()];
     if (pt.location == Location::View) {
       Result<int> target = tensor_id(number, arg);  // may be declared on a later tensor line
@@ -241,8 +256,43 @@ class PlanParser {
     for (size_t i = 3; i < t.size(); ++i) {
       Result<int> id = declared_id(number, t[i]);
       if (!id.ok()) return id.error();
+      if (run_time_shaped(tensor(id.value())) || tensor(id.value()).location == Location::Dynamic)
+        return error(number, "kernel " + t[1] + " takes " + describe(id.value()) +
+                                 ", whose bytes exist only at run time (only host steps may)");
       step.args.push_back(id.value());
     }
+    plan_.steps.emplace_back(std::move(step));
+    return {};
+  }
+
+  // host <node> <input count> <ids or -> <output count> <ids or ->
+  Result<void> host_line(int number, const std::vector<std::string> &t) {
+    if (t.size() < 4) return error(number, "host line too short (truncated?)");
+    HostStep step;
+    Result<int64_t> node = non_negative(number, t[1], "host node index");
+    if (!node.ok()) return node.error();
+    if (node.value() > std::numeric_limits<int>::max()) return error(number, "host node index " + t[1] + " is too large");
+    step.node = static_cast<int>(node.value());
+    size_t at = 2;
+    for (std::vector<int> *list : {&step.inputs, &step.outputs}) {
+      if (at >= t.size()) return error(number, "host line too short (truncated?)");
+      Result<int64_t> count = non_negative(number, t[at], "count");
+      if (!count.ok()) return count.error();
+      if (count.value() > static_cast<int64_t>(t.size() - at - 1))
+        return error(number, "host step lists fewer tensors than it declares (truncated?)");
+      for (int64_t i = 0; i < count.value(); ++i) {
+        const std::string &tok = t[at + 1 + i];
+        if (tok == "-") {
+          list->push_back(-1);
+          continue;
+        }
+        Result<int> id = declared_id(number, tok);
+        if (!id.ok()) return id.error();
+        list->push_back(id.value());
+      }
+      at += 1 + count.value();
+    }
+    if (at != t.size()) return error(number, "host line has " + std::to_string(t.size() - at) + " extra tokens");
     plan_.steps.emplace_back(std::move(step));
     return {};
   }
@@ -254,6 +304,9 @@ class PlanParser {
     Result<int> dst = declared_id(number, t[2]);
     if (!dst.ok()) return dst.error();
     const PlanTensor &a = tensor(src.value()), &b = tensor(dst.value());
+    for (const PlanTensor *end : {&a, &b})
+      if (run_time_shaped(*end) || end->location == Location::Dynamic)
+        return error(number, "copy of " + describe(end->id) + ", whose bytes exist only at run time");
     if (a.dtype != b.dtype || numel(a) != numel(b))
       return error(number, "copy between different sizes: " + describe(src.value()) + " is " + dtype_name(a.dtype) + " x" +
                                std::to_string(numel(a)) + ", " + describe(dst.value()) + " is " + dtype_name(b.dtype) +
@@ -280,6 +333,8 @@ class PlanParser {
         current = next;
       }
       const PlanTensor &target = tensor(static_cast<int>(pt.argument));
+      if (run_time_shaped(pt) || run_time_shaped(target) || target.location == Location::Dynamic)
+        return error(number, "view of or with a run-time shape: " + describe(pt.id));
       if (target.dtype != pt.dtype || numel(target) != numel(pt))
         return error(number, "view size mismatch: " + describe(pt.id) + " is " + dtype_name(pt.dtype) + " x" +
                                  std::to_string(numel(pt)) + " but views " + describe(target.id) + ", " +
@@ -369,6 +424,12 @@ Result<void> check_data_flow(const ExecutionPlan &plan, const std::vector<int> &
       reads = {c->source};
       writes = {c->destination};
       what = "copy";
+    } else if (const HostStep *h = std::get_if<HostStep>(&plan.steps[s])) {
+      for (int id : h->inputs)
+        if (id >= 0) reads.push_back(id);
+      for (int id : h->outputs)
+        if (id >= 0) writes.push_back(id);
+      what = "host node " + std::to_string(h->node);
     } else {
       const KernelStep &k = std::get<KernelStep>(plan.steps[s]);
       if (kernel_index >= kernel_outputs.size())
@@ -464,8 +525,13 @@ std::string to_text(const ExecutionPlan &plan) {
   std::ostringstream os;
   os << kHeader << "\n";
   for (const PlanTensor &t : plan.tensors) {
-    os << "tensor " << t.id << " " << encode_plan_name(t.name) << " " << dtype_name(t.dtype) << " " << t.shape.size();
-    for (int64_t d : t.shape) os << " " << d;
+    os << "tensor " << t.id << " " << encode_plan_name(t.name) << " " << dtype_name(t.dtype) << " ";
+    if (t.rank_known) os << t.shape.size();
+    else os << "?";
+    for (int64_t d : t.shape) {
+      if (d < 0) os << " ?";
+      else os << " " << d;
+    }
     os << " " << location_name(t.location) << " " << t.argument << "\n";
   }
   for (size_t i = 0; i < plan.inputs.size(); ++i) os << "input " << i << " " << plan.inputs[i] << "\n";
@@ -474,6 +540,16 @@ std::string to_text(const ExecutionPlan &plan) {
     if (const KernelStep *k = std::get_if<KernelStep>(&step)) {
       os << "kernel " << k->symbol << " " << k->args.size();
       for (int a : k->args) os << " " << a;
+      os << "\n";
+    } else if (const HostStep *h = std::get_if<HostStep>(&step)) {
+      os << "host " << h->node;
+      for (const std::vector<int> *list : {&h->inputs, &h->outputs}) {
+        os << " " << list->size();
+        for (int id : *list) {
+          if (id < 0) os << " -";
+          else os << " " << id;
+        }
+      }
       os << "\n";
     } else {
       const CopyStep &c = std::get<CopyStep>(step);
@@ -486,8 +562,17 @@ std::string to_text(const ExecutionPlan &plan) {
 Result<ExecutionPlan> parse_plan(const std::string &text) { return PlanParser().parse(text); }
 
 bool operator==(const PlanTensor &a, const PlanTensor &b) {
-  return a.id == b.id && a.name == b.name && a.dtype == b.dtype && a.shape == b.shape && a.location == b.location &&
-         a.argument == b.argument;
+  return a.id == b.id && a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
+         a.rank_known == b.rank_known && a.location == b.location && a.argument == b.argument;
+}
+bool operator==(const HostStep &a, const HostStep &b) {
+  return a.node == b.node && a.inputs == b.inputs && a.outputs == b.outputs;
+}
+bool run_time_shaped(const PlanTensor &t) {
+  if (!t.rank_known) return true;
+  for (int64_t d : t.shape)
+    if (d < 0) return true;
+  return false;
 }
 bool operator==(const KernelStep &a, const KernelStep &b) { return a.symbol == b.symbol && a.args == b.args; }
 bool operator==(const CopyStep &a, const CopyStep &b) {

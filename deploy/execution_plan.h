@@ -13,15 +13,18 @@
 
 namespace tessel::deploy {
 
-enum class Location { Input, Output, Weight, Arena, View };
+/// Dynamic: a value whose shape is known only at run time (downstream of NonZero, say); a
+/// host step produces it and the runtime holds it for the run.
+enum class Location { Input, Output, Weight, Arena, View, Dynamic };
 
 struct PlanTensor {
   int id = 0;
   std::string name;
   DType dtype = DType::Float32;
-  std::vector<int64_t> shape;  // ONNX order, dense
+  std::vector<int64_t> shape;  // ONNX order, dense; -1 for a dimension known only at run time
   Location location = Location::Arena;
   int64_t argument = 0;  // input/output position, byte offset (weight, arena) or viewed tensor id
+  bool rank_known = true;  // false: the rank too is known only at run time (shape empty)
 };
 
 struct KernelStep {
@@ -34,7 +37,17 @@ struct CopyStep {
   int destination = 0;
 };
 
-using PlanStep = std::variant<KernelStep, CopyStep>;
+/// A node computed by plain C++ on the host (host/host_op.h), from host.json's node list.
+struct HostStep {
+  int node = 0;               // index into host.json's nodes
+  std::vector<int> inputs;    // tensor ids; -1 for an omitted input; the node's body captures last
+  std::vector<int> outputs;   // tensor ids; -1 for an output nothing reads
+};
+
+using PlanStep = std::variant<KernelStep, CopyStep, HostStep>;
+
+/// Whether the tensor's shape is known only at run time (then only host steps touch it).
+bool run_time_shaped(const PlanTensor &t);
 
 struct ExecutionPlan {
   std::vector<PlanTensor> tensors;
@@ -46,6 +59,7 @@ struct ExecutionPlan {
 bool operator==(const PlanTensor &a, const PlanTensor &b);
 bool operator==(const KernelStep &a, const KernelStep &b);
 bool operator==(const CopyStep &a, const CopyStep &b);
+bool operator==(const HostStep &a, const HostStep &b);
 bool operator==(const ExecutionPlan &a, const ExecutionPlan &b);
 
 /// plan.txt text of `plan` (ARTIFACT.md's grammar).

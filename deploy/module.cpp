@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -25,7 +26,9 @@
 #include "deploy/cpu_features.h"
 #include "deploy/cuda_device_memory.h"
 #include "deploy/execution_plan.h"
+#include "deploy/host_program.h"
 #include "deploy/huge_page_buffer.h"
+#include "host/host_graph_interpreter.h"
 
 namespace tessel {
 
@@ -147,8 +150,23 @@ struct CopyCall {
   size_t bytes = 0;
 };
 
+// A host step's tensor: fixed bytes (resolved per run like a kernel's), or a value of the
+// run whose shape only the run decides.
+struct HostArgument {
+  int id = -1;  // -1: omitted input, or an output nothing reads
+  bool run_time = false;
+  Where where;
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+struct HostCall {
+  const HostNode *node = nullptr;
+  std::vector<HostArgument> inputs, outputs;  // inputs end with the node's captures
+};
+
 struct StepRef {
-  bool kernel = true;
+  enum Kind : uint8_t { Kernel, Copy, Host } kind = Kernel;
   size_t index = 0;
 };
 
@@ -179,6 +197,12 @@ struct Module::Impl {
 
   std::vector<KernelCall> kernels;
   std::vector<CopyCall> copies;
+  // Host steps (host.json): their nodes, and the values of the run they produce by tensor id.
+  HostProgram host_program;
+  std::vector<HostCall> host_calls;
+  std::map<int, Tensor> run_values;
+  std::vector<int> run_time_output;  // per output position: its tensor id when run-time shaped, else -1
+  std::vector<Tensor> run_time_results;  // per output position, after a run
   std::vector<StepRef> steps;
   bool profile = false;
   std::vector<std::vector<double>> kernel_ms;  // per kernel call, per run (when profiling)
@@ -216,6 +240,7 @@ struct Module::Impl {
   void execute(const void *const *in, void *const *out);
   void execute_on_gpu(const void *const *in, void *const *out);
   void call_kernel(KernelCall &k);
+  void call_host(const HostCall &h, const std::function<uint8_t *(const Where &)> &resolve);
 
   Error fail(const std::string &what) const { return make_error(directory + ": " + what); }
 };
@@ -352,6 +377,7 @@ Result<void> Module::Impl::check_plan_fits(const ExecutionPlan &plan) const {
   for (const PlanTensor &t : plan.tensors) by_id[t.id] = &t;
   const std::string where = manifest.plan.path + ": ";
   for (const PlanTensor &t : plan.tensors) {
+    if (run_time_shaped(t) || t.location == Location::Dynamic) continue;  // no bytes before the run
     const PlanTensor *root = &t;
     while (root->location == Location::View) root = by_id.at(static_cast<int>(root->argument));
     const int64_t bytes = *artifact_tensor_bytes(t.dtype, t.shape);
@@ -422,8 +448,9 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       case Location::Weight: w.fixed = weights ? static_cast<uint8_t *>(weights) + root->argument : arena; break;
       case Location::Arena: w.fixed = arena + root->argument; break;
       case Location::View: break;  // unreachable: root is not a view
+      case Location::Dynamic: break;  // a value of the run, not bytes: only host steps see it
     }
-    if (device) {
+    if (device && root->location != Location::Dynamic && !run_time_shaped(*root)) {
       const int64_t offset = root->location == Location::Input    ? device_input_offset[w.position]
                              : root->location == Location::Output ? device_output_offset[w.position]
                              : root->location == Location::Weight ? device_weights_offset + root->argument
@@ -439,8 +466,34 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       call.source = where_of.at(c->source);
       call.destination = where_of.at(c->destination);
       call.bytes = static_cast<size_t>(*artifact_tensor_bytes(by_id.at(c->source)->dtype, by_id.at(c->source)->shape));
-      steps.push_back({false, copies.size()});
+      steps.push_back({StepRef::Copy, copies.size()});
       copies.push_back(call);
+      continue;
+    }
+    if (const HostStep *h = std::get_if<HostStep>(&step)) {
+      if (h->node < 0 || static_cast<size_t>(h->node) >= host_program.nodes.size())
+        return fail("plan.txt: host step of node " + std::to_string(h->node) + ", but host.json has " +
+                    std::to_string(host_program.nodes.size()) + " nodes");
+      HostCall call;
+      call.node = &host_program.nodes[h->node];
+      if (h->inputs.size() < call.node->captures.size())
+        return fail("plan.txt: host step of node '" + call.node->node.name + "' passes fewer inputs than its " +
+                    std::to_string(call.node->captures.size()) + " captured values");
+      for (auto [ids, list] : {std::pair{&h->inputs, &call.inputs}, std::pair{&h->outputs, &call.outputs}})
+        for (int id : *ids) {
+          HostArgument a;
+          a.id = id;
+          if (id >= 0) {
+            const PlanTensor &t = *by_id.at(id);
+            a.run_time = run_time_shaped(t) || t.location == Location::Dynamic;
+            a.where = where_of.at(id);
+            a.dtype = t.dtype;
+            a.shape = t.shape;
+          }
+          list->push_back(a);
+        }
+      steps.push_back({StepRef::Host, host_calls.size()});
+      host_calls.push_back(std::move(call));
       continue;
     }
     const KernelStep &k = std::get<KernelStep>(step);
@@ -486,7 +539,7 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       call.buffers[i].dim = call.dims[i].empty() ? nullptr : call.dims[i].data();
       call.argv.push_back(&call.buffers[i]);
     }
-    steps.push_back({true, kernels.size()});
+    steps.push_back({StepRef::Kernel, kernels.size()});
     kernels.push_back(std::move(call));  // moving the vectors keeps their heap storage in place
   }
   if (Result<void> flow = check_data_flow(plan, outputs_per_kernel); !flow.ok()) return fail(flow.error().message);
@@ -526,6 +579,8 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   for (auto [file, role] : {std::pair{&manifest.plan, "plan"}, std::pair{&manifest.weights, "weights"},
                             std::pair{&manifest.kernels, "kernels"}})
     if (Result<void> r = check_file(*file, role); !r.ok()) return r;
+  if (manifest.host)
+    if (Result<void> r = check_file(*manifest.host, "host"); !r.ok()) return r;
   auto check_hash = [&](const ArtifactFile &f, const void *data, size_t size) -> Result<void> {
     if (!options.verify_hashes) return {};
     std::string h = fnv1a64_hex(data, size);
@@ -539,6 +594,22 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   if (Result<void> r = check_hash(manifest.plan, plan_text.value().data(), plan_text.value().size()); !r.ok()) return r;
   Result<ExecutionPlan> plan = parse_plan(plan_text.value());
   if (!plan.ok()) return fail(manifest.plan.path + " " + plan.error().message);
+  const bool host_steps = std::any_of(plan->steps.begin(), plan->steps.end(),
+                                      [](const PlanStep &s) { return std::holds_alternative<HostStep>(s); });
+  if (host_steps && !manifest.host) return fail(manifest.plan.path + " has host steps, but manifest.json lists no host file");
+  if (host_steps && gpu) return fail("host steps run in CPU artifacts only, and this is a " + manifest.target + " artifact");
+  if (manifest.host) {
+    Result<std::string> host_text = read_file(path, manifest.host->path, static_cast<size_t>(manifest.host->bytes));
+    if (!host_text.ok()) return host_text.error();
+    if (Result<void> r = check_hash(*manifest.host, host_text.value().data(), host_text.value().size()); !r.ok()) return r;
+    Result<HostProgram> program = parse_host_program(host_text.value());
+    if (!program.ok()) return fail(program.error().message);
+    host_program = std::move(program).value();
+  }
+  for (int id : plan->outputs) {
+    const auto t = std::find_if(plan->tensors.begin(), plan->tensors.end(), [&](const PlanTensor &p) { return p.id == id; });
+    run_time_output.push_back(t != plan->tensors.end() && run_time_shaped(*t) ? id : -1);
+  }
 
   // The plan's inputs and outputs are the manifest's.
   for (auto [list, ids, kind] : {std::tuple{&manifest.inputs, &plan->inputs, "input"},
@@ -677,7 +748,7 @@ void Module::Impl::execute_on_gpu(const void *const *in, void *const *out) {
     check(device->upload(in[p], device->address(device_input_offset[p]), input_bytes[p]),
           "copying input '" + inputs[p].name + "' to the GPU");
   for (const StepRef &s : steps) {
-    if (!s.kernel) {
+    if (s.kind == StepRef::Copy) {
       const CopyCall &c = copies[s.index];
       check(device->copy(c.source.device, c.destination.device, static_cast<int64_t>(c.bytes)), "a copy step");
       continue;
@@ -708,12 +779,17 @@ void Module::Impl::execute(const void *const *in, void *const *out) {
       default: return w.fixed;
     }
   };
+  run_values.clear();
   for (const StepRef &s : steps) {
-    if (!s.kernel) {
+    if (s.kind == StepRef::Copy) {
       const CopyCall &c = copies[s.index];
       uint8_t *dst = resolve(c.destination);
       const uint8_t *src = resolve(c.source);
       if (dst != src && c.bytes) std::memmove(dst, src, c.bytes);
+      continue;
+    }
+    if (s.kind == StepRef::Host) {
+      call_host(host_calls[s.index], resolve);
       continue;
     }
     KernelCall &k = kernels[s.index];
@@ -723,6 +799,60 @@ void Module::Impl::execute(const void *const *in, void *const *out) {
     if (profile)
       kernel_ms[s.index].push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  run_time_results.assign(run_time_output.size(), Tensor());
+  for (size_t p = 0; p < run_time_output.size(); ++p)
+    if (run_time_output[p] >= 0) {
+      auto value = run_values.find(run_time_output[p]);
+      if (value == run_values.end()) throw ModuleError(directory + ": output " + std::to_string(p) + " was never computed");
+      run_time_results[p] = value->second;
+    }
+  run_values.clear();
+}
+
+void Module::Impl::call_host(const HostCall &h, const std::function<uint8_t *(const Where &)> &resolve) {
+  const Node &node = h.node->node;
+  const std::string where = "host step '" + node.name + "' (" + node.op_type + ")";
+  std::vector<Tensor> fixed;  // views of bytes the plan placed; reserved so pointers stay put
+  fixed.reserve(h.inputs.size());
+  std::vector<const Tensor *> inputs;
+  for (const HostArgument &a : h.inputs) {
+    if (a.id < 0) {
+      inputs.push_back(nullptr);
+    } else if (a.run_time) {
+      auto value = run_values.find(a.id);
+      if (value == run_values.end()) throw ModuleError(where + ": reads tensor " + std::to_string(a.id) + " before any step made it");
+      inputs.push_back(&value->second);
+    } else {
+      fixed.push_back(Tensor::wrap(a.dtype, a.shape, resolve(a.where)));
+      inputs.push_back(&fixed.back());
+    }
+  }
+  const size_t own_inputs = inputs.size() - h.node->captures.size();
+  HostScope scope;
+  for (size_t c = 0; c < h.node->captures.size(); ++c)
+    if (inputs[own_inputs + c]) scope.values[h.node->captures[c]] = *inputs[own_inputs + c];
+  inputs.resize(own_inputs);
+  Result<std::vector<Tensor>> results = run_node_on_host(node, host_program.opset, inputs, h.outputs.size(), scope);
+  if (!results.ok()) throw ModuleError(directory + ": " + where + ": " + results.error().message);
+  for (size_t o = 0; o < h.outputs.size(); ++o) {
+    const HostArgument &a = h.outputs[o];
+    if (a.id < 0) continue;
+    if (o >= results->size() || !(*results)[o].defined())
+      throw ModuleError(directory + ": " + where + ": output " + std::to_string(o) + " was not computed");
+    const Tensor &value = (*results)[o];
+    if (value.dtype() != a.dtype)
+      throw ModuleError(directory + ": " + where + ": output " + std::to_string(o) + " is " + dtype_name(value.dtype()) +
+                        ", the plan says " + dtype_name(a.dtype));
+    if (a.run_time) {
+      // A value that only borrows bytes the plan reuses (a view of an arena tensor) is copied.
+      run_values[a.id] = value.storage() ? value : value.clone();
+      continue;
+    }
+    if (value.shape() != a.shape)
+      throw ModuleError(directory + ": " + where + ": output " + std::to_string(o) + " has shape " +
+                        shape_to_string(value.shape()) + ", the plan says " + shape_to_string(a.shape));
+    if (value.bytes()) std::memmove(resolve(a.where), value.data(), value.bytes());
   }
 }
 
@@ -799,12 +929,16 @@ std::vector<Tensor> Module::run(const std::vector<Tensor> &inputs) {
   }
   std::vector<Tensor> outputs;
   std::vector<void *> out;
-  for (const TensorDesc &d : m.outputs) {
-    outputs.emplace_back(d.dtype, d.shape);
+  for (size_t p = 0; p < m.outputs.size(); ++p) {
+    // An output whose shape the run decides is the run's own value, not a buffer filled in place.
+    const TensorDesc &d = m.outputs[p];
+    outputs.push_back(m.run_time_output[p] >= 0 ? Tensor() : Tensor(d.dtype, d.shape));
     out.push_back(outputs.back().data());
   }
   std::lock_guard<std::mutex> lock(m.mutex);
   m.execute(in.data(), out.data());
+  for (size_t p = 0; p < outputs.size(); ++p)
+    if (m.run_time_output[p] >= 0) outputs[p] = std::move(m.run_time_results[p]);
   return outputs;
 }
 
@@ -843,8 +977,11 @@ void Module::run_raw(const std::vector<const void *> &inputs, const std::vector<
                       std::to_string(outputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i]) throw ModuleError("run_raw: input '" + m.inputs[i].name + "' is a null pointer");
-  for (size_t i = 0; i < outputs.size(); ++i)
+  for (size_t i = 0; i < outputs.size(); ++i) {
     if (!outputs[i]) throw ModuleError("run_raw: output '" + m.outputs[i].name + "' is a null pointer");
+    if (m.run_time_output[i] >= 0)
+      throw ModuleError("run_raw: output '" + m.outputs[i].name + "' has a shape only the run decides; use run()");
+  }
   std::lock_guard<std::mutex> lock(m.mutex);
   m.execute(inputs.data(), outputs.data());
 }

@@ -1,11 +1,11 @@
 #include "executor/graph_executor.h"
 
-#include "executor/data_dependent_ops.h"
 #include "executor/host_ops.h"
 #include "executor/kernel_cache.h"
 #include "graph/fusion/fuse.h"
 #include "graph/infer/shape_inference.h"
 #include "graph/ir/op_registry.h"
+#include "host/host_op.h"
 
 namespace tessel {
 
@@ -82,7 +82,8 @@ Result<std::vector<Tensor>> run_node(const Node &node, int64_t opset, const std:
   for (const Tensor *t : inputs) in_types.push_back(t ? t->type() : TensorType{});
   auto out_types = infer_node_types(node, opset, in_types, inputs, num_outputs);
   if (!out_types.ok()) return out_types.error();
-  if (output_shape_depends_on_values(node.op_type)) return run_data_dependent_op(host);
+  if (output_shape_depends_on_values(node.op_type))
+    return evaluate_host_op(HostCall{node, opset, inputs, out_types.value()});
   for (size_t i = 0; i < num_outputs; ++i)
     if (outputs_wanted[i] && !out_types.value()[i].fully_known())
       return make_error(ErrorKind::Unsupported,

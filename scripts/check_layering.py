@@ -4,9 +4,10 @@
 usage: check_layering.py [SOURCE_DIR]   exits 1 and lists each include that points upwards.
 
 Module order, bottom to top: base -> tensor -> graph -> compute -> schedule -> search ->
-codegen -> task -> executor / compiler -> tuner -> peers / report -> tools. Two side branches
-stay low: tuning_db links only base, and the deploy runtime only base and tensor (a program
-that runs artifacts links no compiler). Inside graph/, the sub-layers ir -> infer -> onnx / fusion
+codegen -> task -> executor / compiler -> tuner -> peers / report -> tools. Side branches
+stay low: tuning_db links only base; host (plain C++ ops) links graph/ir and graph/infer; the
+deploy runtime links base, tensor, those two graph folders and host (a program that runs
+artifacts links no compiler). Inside graph/, the sub-layers ir -> infer -> onnx / fusion
 -> passes hold the same way, but for the arrows listed in KEPT.
 """
 import pathlib
@@ -16,9 +17,12 @@ import sys
 CHAIN = ["base", "tensor", "graph", "compute", "schedule", "search", "codegen", "task"]
 ALLOWED = {m: set(CHAIN[:i]) for i, m in enumerate(CHAIN)}
 ALLOWED["tuning_db"] = {"base"}
-ALLOWED["deploy"] = {"base", "tensor"}
-ALLOWED["executor"] = set(CHAIN)
-ALLOWED["compiler"] = set(CHAIN) | {"tuning_db", "deploy"}
+# host/ runs ops on host tensors with plain C++ (the deploy runtime's host steps, the
+# executor's host ops): it may read graph/ir and graph/infer (tessel_graph_core), no more.
+ALLOWED["host"] = {"base", "tensor", "graph"}
+ALLOWED["deploy"] = {"base", "tensor", "graph", "host"}
+ALLOWED["executor"] = set(CHAIN) | {"host"}
+ALLOWED["compiler"] = set(CHAIN) | {"tuning_db", "deploy", "host"}
 ALLOWED["tuner"] = ALLOWED["compiler"] | {"compiler", "executor"}
 ALLOWED["peers"] = ALLOWED["tuner"] | {"tuner"}
 ALLOWED["report"] = ALLOWED["tuner"] | {"tuner"}
@@ -36,6 +40,9 @@ KEPT = {
     ("graph/infer/infer_winograd.cpp", "graph/passes/winograd_conv.h"),
     ("graph/infer/model_stats.cpp", "graph/passes/block_conv_weights.h"),
 }
+
+# Modules that link tessel_graph_core, not tessel_graph (no ONNX import in the deploy runtime).
+GRAPH_CORE_ONLY = {"host", "deploy"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -57,6 +64,8 @@ def violations(root):
             if target[0] != module:
                 if target[0] in ALLOWED and target[0] not in ALLOWED[module]:
                     yield f"{path.relative_to(root)}: includes {included} ({module} is below {target[0]})"
+                elif module in GRAPH_CORE_ONLY and target[0] == "graph" and target[1] not in ("ir", "infer"):
+                    yield f"{path.relative_to(root)}: includes {included} ({module} links only graph/ir and graph/infer)"
             elif len(parts) > 2 and len(target) > 2 and parts[1] in GRAPH_CHAIN:
                 if target[1] != parts[1] and target[1] not in GRAPH_CHAIN[parts[1]]:
                     yield f"{path.relative_to(root)}: includes {included} (graph/{parts[1]} is below graph/{target[1]})"

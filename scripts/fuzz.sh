@@ -5,13 +5,13 @@
 # sanitizer report fails the run and leaves its input in WORK/TARGET/.
 #
 # usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR] [WORK_DIR]
-#   TESSEL_FUZZ_TARGETS="fuzz_npy ..." runs only those targets (default: all six).
+#   TESSEL_FUZZ_TARGETS="fuzz_npy ..." runs only those targets (default: all seven).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-30}
 build=${2:-$root/build-fuzz}
 work=${3:-$build/work}
-read -r -a targets <<<"${TESSEL_FUZZ_TARGETS:-fuzz_npy fuzz_manifest_plan fuzz_tuning_log_line fuzz_schedule_text fuzz_onnx_import fuzz_workload_text}"
+read -r -a targets <<<"${TESSEL_FUZZ_TARGETS:-fuzz_npy fuzz_manifest_plan fuzz_tuning_log_line fuzz_schedule_text fuzz_onnx_import fuzz_workload_text fuzz_host_program}"
 
 mkdir -p "$build"
 if ! { cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 &&

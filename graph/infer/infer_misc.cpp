@@ -41,7 +41,7 @@ std::vector<TensorType> infer_einsum(const InferenceContext &ctx) {
 void register_misc_ops(OpRegistry &r) {
   r.add({"Einsum", infer_einsum, {}, OpPattern::Opaque});
   // Ops whose output length only the values tell: the rank and dtype are known, a run
-  // gives the rest (executor/data_dependent_ops.h).
+  // gives the rest (host/host_detection_ops.cpp).
   r.add(with_output_dtype({"NonZero", [](const InferenceContext &ctx) {
                              return std::vector<TensorType>{TensorType{DType::Int64, {ctx.rank(0), kUnknownDim}, true}};
                            }, {}, OpPattern::Opaque},

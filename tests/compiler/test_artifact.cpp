@@ -164,20 +164,25 @@ TEST_CASE("artifact: version, target and CPU mismatches, truncation and corrupti
 }
 
 TEST_CASE("artifact: a failed compile leaves nothing behind, an existing artifact survives", "[artifact]") {
-  GraphBuilder b("with_topk");
-  const int x = b.input("x", DType::Float32, {1, 16});
-  const int k = b.g.add_tensor({"k", TensorType{DType::Int64, {1}, true}, Tensor::from_int64s({3}, {1})});
-  const int values = b.g.add_tensor({"values", {}, std::nullopt});
-  const int indices = b.g.add_tensor({"indices", {}, std::nullopt});
-  b.g.add_node(Node{"TopK", "my_topk", "", {}}, {x, k}, {values, indices});
-  auto graph = b.finish({values, indices});
+  // Einsum has no host implementation, and after NonZero its shape is known only at run time.
+  GraphBuilder b("with_einsum");
+  const int x = b.input("x", DType::Float32, {4, 4});
+  const int zero = b.g.add_tensor({"zero", TensorType{DType::Float32, {}, true}, Tensor::scalar(DType::Float32, 0)});
+  const int where = b.node("NonZero", {b.node("Greater", {x, zero})});
+  Attributes to_float;
+  to_float.set("to", int64_t{1});
+  Attributes equation;
+  equation.set("equation", std::string("ij->ji"));
+  const int flipped = b.g.add_tensor({"flipped", {}, std::nullopt});
+  b.g.add_node(Node{"Einsum", "my_einsum", "", equation}, {b.node("Cast", {where}, to_float)}, {flipped});
+  auto graph = b.finish({flipped});
   ScratchDir dir("failed");
   const fs::path artifact = dir.path / "model.tsl";
   REQUIRE(compile_artifact(*small_cnn(), {}, artifact.string()).ok());
   const std::string before = read_text(artifact / "manifest.json");
   auto failed = compile_artifact(*graph, {}, artifact.string());
   REQUIRE_FALSE(failed.ok());
-  CHECK_THAT(failed.error().message, Catch::Contains("my_topk") && Catch::Contains("TopK"));
+  CHECK_THAT(failed.error().message, Catch::Contains("my_einsum") && Catch::Contains("Einsum"));
   CHECK(read_text(artifact / "manifest.json") == before);
   for (const auto &entry : fs::directory_iterator(dir.path)) CHECK(entry.path() == artifact);
 }
@@ -333,4 +338,105 @@ TEST_CASE("artifact: a cuda artifact runs on the GPU and equals the executor (sk
     }
   }
   for (const KernelTimes &k : module.kernel_times()) CHECK(k.ms.size() == 2);
+}
+
+namespace {
+
+/// A body graph for If: its one output is `op`(captured, one), reading `captured` from the
+/// enclosing graph by name.
+std::shared_ptr<const Graph> if_branch(const std::string &op, const std::string &captured) {
+  Graph body;
+  body.name = op + "_branch";
+  const int outer = body.add_tensor({captured, {}, std::nullopt});
+  const int one = body.add_tensor({op + "_one", TensorType{DType::Float32, {}, true}, Tensor::scalar(DType::Float32, 1)});
+  // Bodies declare their outputs' types, as ONNX requires.
+  const int out = body.add_tensor({op + "_result", TensorType{DType::Float32, {kUnknownDim}, true}, std::nullopt});
+  body.add_node(Node{op, op + "_in_branch", "", {}}, {outer, one}, {out});
+  body.outputs = {out};
+  return std::make_shared<const Graph>(std::move(body));
+}
+
+}  // namespace
+
+TEST_CASE("artifact: run-time shapes (NonZero, GatherND, If) run as host steps, equal to the executor", "[artifact]") {
+  // positive = x[x > 0] as NonZero -> Transpose -> GatherND; then If(sum(x) > 0) adds or
+  // subtracts one; TopK with a constant k; a kernel (Relu) on x stays a kernel.
+  GraphBuilder b("host_steps");
+  const int x = b.input("x", DType::Float32, {3, 5});
+  const int zero = b.g.add_tensor({"zero", TensorType{DType::Float32, {}, true}, Tensor::scalar(DType::Float32, 0)});
+  const int where = b.node("NonZero", {b.node("Greater", {x, zero})});
+  Attributes swap;
+  swap.set("perm", std::vector<int64_t>{1, 0});
+  const int positive = b.node("GatherND", {x, b.node("Transpose", {where}, swap)});
+  const int doubled = b.node("Mul", {positive, b.g.add_tensor({"two", TensorType{DType::Float32, {}, true},
+                                                               Tensor::scalar(DType::Float32, 2)})});
+  b.g.tensors[doubled].name = "doubled";
+  Attributes keep;
+  keep.set("keepdims", int64_t{0});
+  const int condition = b.node("Greater", {b.node("ReduceSum", {x}, keep), zero});
+  Attributes branches;
+  branches.set("then_branch", if_branch("Add", "doubled"));
+  branches.set("else_branch", if_branch("Sub", "doubled"));
+  const int shifted = b.g.add_tensor({"shifted", {}, std::nullopt});
+  b.g.add_node(Node{"If", "my_if", "", branches}, {condition}, {shifted});
+  const int k = b.g.add_tensor({"k", TensorType{DType::Int64, {1}, true}, Tensor::from_int64s({3}, {1})});
+  const int top_values = b.g.add_tensor({"top_values", {}, std::nullopt});
+  const int top_indices = b.g.add_tensor({"top_indices", {}, std::nullopt});
+  b.g.add_node(Node{"TopK", "my_topk", "", {}}, {x, k}, {top_values, top_indices});
+  const int relu = b.node("Relu", {x});
+  auto graph = b.finish({shifted, top_values, top_indices, relu});
+  INFO("If output: " << graph->tensors[shifted].type.to_string());
+  REQUIRE_FALSE(graph->tensors[doubled].type.fully_known());
+
+  ScratchDir dir("host_steps");
+  const fs::path artifact = dir.path / "host.tsl";
+  auto summary = compile_artifact(*graph, {}, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  CHECK(summary->host_steps >= 6);
+  CHECK(summary->kernel_steps >= 1);
+  CHECK(fs::exists(artifact / "host.json"));
+  INFO(read_text(artifact / "plan.txt"));
+  Module module = Module::load(artifact.string());
+  REQUIRE(module.outputs().size() == 4);
+  CHECK(module.outputs()[0].shape == Shape{kUnknownDim});
+  GraphExecutor executor(graph);
+  // Both branches, and a run with no positive element at all (an empty tensor on the way).
+  for (uint64_t seed : {7, 8, 9}) {
+    Tensor input = random_tensor(TensorType{DType::Float32, {3, 5}, true}, seed);
+    if (seed == 9)
+      for (int64_t i = 0; i < input.numel(); ++i) input.data_as<float>()[i] = -1.0f - static_cast<float>(i);
+    auto expected = executor.run({input});
+    REQUIRE(expected.ok());
+    const std::vector<Tensor> got = module.run({input});
+    REQUIRE(got.size() == 4);
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("seed " << seed << ", output " << i);
+      CHECK(got[i].shape() == expected.value()[i].shape());
+      CHECK(got[i].dtype() == expected.value()[i].dtype());
+      if (got[i].shape() == expected.value()[i].shape()) CHECK(max_abs_diff(got[i], expected.value()[i]) == 0);
+    }
+  }
+  // A run-time shaped output cannot be written into a caller's buffer of fixed size.
+  std::vector<float> in(15, 1.0f), out0(15), out1(3), out3(15);
+  std::vector<int64_t> out2(3);
+  try {
+    module.run_raw({in.data()}, {out0.data(), out1.data(), out2.data(), out3.data()});
+    FAIL("run_raw must refuse a run-time shaped output");
+  } catch (const ModuleError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("use run()"));
+  }
+
+  // host.json is covered by the manifest's hash, and a malformed one is an error, not a crash.
+  const std::string host = read_text(artifact / "host.json");
+  write_text(artifact / "host.json", replace_once(host, "\"nodes\"", "\"nodez\""));
+  CHECK_THAT(load_error(artifact), Catch::Contains("host.json"));
+  ModuleOptions unchecked;
+  unchecked.verify_hashes = false;
+  try {
+    Module::load(artifact.string(), unchecked);
+    FAIL("a malformed host.json must be refused");
+  } catch (const ModuleError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("host.json"));
+  }
 }

@@ -3,6 +3,8 @@
 // stands in for Halide's, to check how Module builds buffers and runs steps.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "deploy/artifact_manifest.h"
 #include "deploy/cpu_features.h"
 #include "deploy/execution_plan.h"
+#include "deploy/host_program.h"
 #include "deploy/huge_page_buffer.h"
 #include "deploy/module.h"
 #include "tuner/in_graph_selection.h"
@@ -326,6 +329,119 @@ TEST_CASE("plan: to_text then parse_plan gives the same plan", "[deploy]") {
   REQUIRE(back.ok());
   CHECK(back.value() == plan);
   CHECK(to_text(back.value()) == text);
+}
+
+TEST_CASE("plan: host steps and run-time shapes round-trip and are checked", "[deploy]") {
+  ExecutionPlan plan;
+  plan.tensors = {
+      {1, "x", DType::Float32, {3, 5}, Location::Input, 0},
+      {2, "where", DType::Int64, {2, -1}, Location::Dynamic, 0},
+      {3, "anything", DType::Float32, {}, Location::Dynamic, 0, false},
+      {4, "picked", DType::Float32, {-1}, Location::Output, 0},
+      {5, "top", DType::Float32, {3, 2}, Location::Output, 1},
+  };
+  plan.inputs = {1};
+  plan.outputs = {4, 5};
+  plan.steps = {HostStep{0, {1}, {2}}, HostStep{1, {1, -1, 2}, {3, -1}}, HostStep{2, {3}, {4}},
+                HostStep{3, {1}, {5}}};
+  const std::string text = to_text(plan);
+  CHECK(text.find("tensor 2 where int64 2 2 ? dynamic 0\n") != std::string::npos);
+  CHECK(text.find("tensor 3 anything float32 ? dynamic 0\n") != std::string::npos);
+  CHECK(text.find("host 1 3 1 - 2 2 3 -\n") != std::string::npos);
+  auto back = parse_plan(text);
+  INFO(text);
+  REQUIRE(back.ok());
+  CHECK(back.value() == plan);
+  CHECK(check_data_flow(back.value(), {}).ok());
+
+  const std::string head = "tessel-plan 1\ntensor 1 x float32 1 4 input 0\ntensor 2 d float32 1 ? dynamic 0\n"
+                           "tensor 3 y float32 1 4 output 0\ninput 0 1\noutput 0 3\n";
+  auto fails = [&](const std::string &steps, const std::string &why) {
+    auto parsed = parse_plan(head + steps);
+    if (parsed.ok()) {
+      auto flow = check_data_flow(parsed.value(), std::vector<int>(8, 1));
+      REQUIRE_FALSE(flow.ok());
+      CHECK_THAT(flow.error().message, Catch::Contains(why));
+      return;
+    }
+    CHECK_THAT(parsed.error().message, Catch::Contains(why));
+  };
+  fails("kernel k 2 2 3\n", "only at run time");           // a kernel cannot take a run-time value
+  fails("copy 2 3\n", "only at run time");                 // nor a copy
+  fails("host 0 1 2 1 3\n", "no earlier step wrote");      // read before any step made it
+  fails("host 0 1 1 1 9\n", "undeclared tensor id 9");
+  fails("host 0 2 1\n", "fewer tensors");
+  fails("host 0 1 1 1 3 7\n", "extra tokens");
+  CHECK_THAT(parse_plan("tessel-plan 1\ntensor 1 x float32 1 ? arena 0\n").error().message,
+             Catch::Contains("must be located at dynamic or output"));
+}
+
+TEST_CASE("host.json: every attribute kind and nested bodies round-trip exactly; damage is an error", "[deploy]") {
+  auto body = std::make_shared<Graph>();
+  body->name = "then";
+  body->opset = 13;
+  const int outer = body->add_tensor({"outer value", {}, std::nullopt});
+  const int one = body->add_tensor({"one", TensorType{DType::Float32, {}, true}, Tensor::scalar(DType::Float32, 1)});
+  const int sum = body->add_tensor({"sum", TensorType{DType::Float32, {kUnknownDim}, true}, std::nullopt});
+  body->add_node(Node{"Add", "add in body", "", {}}, {outer, one}, {sum});
+  body->outputs = {sum};
+  Node node{"If", "my if", "", {}};
+  node.attributes.set("then_branch", std::shared_ptr<const Graph>(body));
+  node.attributes.set("else_branch", std::shared_ptr<const Graph>(body));
+  node.attributes.set("an_int", int64_t{-9007199254740993});
+  node.attributes.set("nan", std::numeric_limits<float>::quiet_NaN());
+  node.attributes.set("bytes", std::string("\xff\x00 not utf-8", 14));
+  node.attributes.set("ints", std::vector<int64_t>{1, -2, INT64_MAX});
+  node.attributes.set("floats", std::vector<float>{1.5f, -0.0f, std::numeric_limits<float>::infinity()});
+  node.attributes.set("strings", std::vector<std::string>{"a", ""});
+  node.attributes.set("tensor", Tensor::from_int64s({1, 2, 3}, {3}));
+  node.attributes.set("tensors", std::vector<Tensor>{Tensor::scalar(DType::Float16, 0.5), Tensor(DType::Float32, {0, 2})});
+  HostProgram program;
+  program.opset = 13;
+  program.nodes.push_back({node, {"outer value"}});
+  const std::string text = to_json(program);
+  auto back = parse_host_program(text);
+  REQUIRE(back.ok());
+  REQUIRE(back->nodes.size() == 1);
+  const Node &read = back->nodes[0].node;
+  CHECK(read.op_type == "If");
+  CHECK(read.name == "my if");
+  CHECK(back->nodes[0].captures == std::vector<std::string>{"outer value"});
+  // canonical_text spells every value exactly (floats as hex, tensors byte by byte); bodies
+  // it names by address, so they are compared apart.
+  auto without_bodies = [](const Attributes &all) {
+    Attributes kept;
+    for (const auto &[name, value] : all.all())
+      if (!std::holds_alternative<std::shared_ptr<const Graph>>(value)) kept.set(name, value);
+    return kept.canonical_text();
+  };
+  CHECK(read.attributes.all().size() == node.attributes.all().size());
+  CHECK(without_bodies(read.attributes) == without_bodies(node.attributes));
+  CHECK(std::isnan(read.attributes.get_float("nan", 0)));
+  const auto then_branch = read.attributes.get_graph("then_branch");
+  REQUIRE(then_branch->nodes.size() == 1);
+  CHECK(then_branch->nodes[0].name == "add in body");
+  CHECK(then_branch->tensors[sum].type.shape == Shape{kUnknownDim});
+  CHECK(then_branch->tensors[one].constant.has_value());
+  CHECK(then_branch->outputs == std::vector<int>{sum});
+  CHECK(to_json(back.value()) == text);
+
+  auto refused = [&](const std::string &from, const std::string &to) {
+    std::string damaged = text;
+    const size_t at = damaged.find(from);
+    REQUIRE(at != std::string::npos);
+    damaged.replace(at, from.size(), to);
+    auto parsed = parse_host_program(damaged);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(parsed.error().message, Catch::Contains("host.json"));
+  };
+  refused("\"outputs\":[2]", "\"outputs\":[7]");            // a tensor id outside the body
+  refused("\"inputs\":[0,1]", "\"inputs\":[0,-5]");
+  refused("\"float32\"", "\"float33\"");
+  refused("\"hex\":\"0100", "\"hex\":\"01x0");
+  refused("tessel-host-program", "tessel-host-progran");
+  refused("{\"int\":", "{\"integer\":");
+  CHECK_FALSE(parse_host_program(text.substr(0, text.size() / 2)).ok());
 }
 
 TEST_CASE("plan: each check fails naming the line", "[deploy]") {

@@ -1,4 +1,4 @@
-// Host ops whose output length the values decide (executor/data_dependent_ops.h), on the
+// Host ops whose output length the values decide (host/host_detection_ops.cpp), on the
 // cases the ONNX conformance data leaves out.
 #include <catch2/catch.hpp>
 

@@ -38,6 +38,7 @@ void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommand
     Json json;
     json["artifact"] = options.output_path;
     json["kernel_steps"] = s.kernel_steps;
+    json["host_steps"] = s.host_steps;
     json["compiled_kernels"] = s.compiled_kernels;
     json["tuned_tasks"] = s.tuned_tasks;
     json["default_tasks"] = s.default_tasks;
@@ -49,6 +50,9 @@ void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommand
   }
   std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",
               options.output_path.c_str(), s.kernel_steps, s.compiled_kernels, s.tuned_tasks, s.default_tasks);
+  if (s.host_steps > 0)
+    std::printf("%d nodes run on the host per run (shapes known only at run time, or host ops such as TopK)\n",
+                s.host_steps);
   std::printf("arena %.2f MB, weights %.2f MB, compiled in %.1f s%s%s\n", s.arena_bytes / 1e6, s.weights_bytes / 1e6,
               s.seconds, records.empty() ? "" : ", records from ", records.c_str());
 }

@@ -1,12 +1,52 @@
-#include "executor/data_dependent_ops.h"
-
+// The detection models' host ops: sorting (TopK), ops whose output length depends on the
+// input values (NonZero, Compress, NonMaxSuppression, Unique), and RoiAlign
+// (host_roi_align.cpp). Sorting has no good Halide form, and a kernel cannot be specialized
+// on a shape that is not known yet.
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <numeric>
 
+#include "host/host_detection_ops.h"
+#include "host/host_op_families.h"
+
 namespace tessel {
 namespace {
+
+/// Values and indices of the k largest (or smallest) elements along one axis; ties go to
+/// the lower index, as the ONNX reference does. Sorting has no good Halide form.
+std::vector<Tensor> topk(const HostCall &ctx) {
+  const std::vector<TensorType> &types = ctx.output_types;
+  const Tensor &x = *ctx.inputs[0];
+  const int64_t rank = x.rank();
+  int64_t axis = ctx.node.attributes.get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  const bool largest = ctx.node.attributes.get_int("largest", 1) != 0;
+  const int64_t k = types[0].shape[axis];
+  Tensor values(types[0].dtype, types[0].shape), indices(DType::Int64, types[1].shape);
+  const int64_t n = x.shape()[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape()[d];
+  std::vector<int64_t> order(n);
+  std::vector<double> row(n);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t j = 0; j < n; ++j) row[j] = x.element_as_double((o * n + j) * inner + i);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return largest ? row[a] > row[b] : row[a] < row[b];
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t out = (o * k + j) * inner + i;
+        if (x.dtype() == DType::Int64) values.data_as<int64_t>()[out] = x.data_as<int64_t>()[(o * n + order[j]) * inner + i];
+        else values.set_element_from_double(out, row[order[j]]);
+        indices.data_as<int64_t>()[out] = order[j];
+      }
+    }
+  }
+  return std::vector<Tensor>{values, indices};
+}
 
 /// Row-major strides of a shape, in elements.
 std::vector<int64_t> strides_of(const Shape &shape) {
@@ -79,7 +119,7 @@ double intersection_over_union(const Corners &a, const Corners &b) {
 /// Greedy non-maximum suppression per batch entry and class, as the ONNX spec defines it:
 /// boxes by decreasing score (ties by index), dropping any that overlap a kept one by more
 /// than the IoU threshold; at most max_output_boxes_per_class each.
-Tensor non_max_suppression(const HostOpContext &ctx) {
+Tensor non_max_suppression(const HostCall &ctx) {
   const Tensor &boxes = *ctx.inputs[0], &scores = *ctx.inputs[1];
   auto scalar_input = [&](size_t i, double fallback) {
     return i < ctx.inputs.size() && ctx.inputs[i] && ctx.inputs[i]->numel() > 0 ? ctx.inputs[i]->element_as_double(0)
@@ -181,17 +221,15 @@ std::vector<Tensor> unique(const Tensor &x, const Node &node) {
 
 }  // namespace
 
-Result<std::vector<Tensor>> run_data_dependent_op(const HostOpContext &ctx) {
-  const std::string &op = ctx.node.op_type;
-  try {
-    if (op == "NonZero") return std::vector<Tensor>{nonzero(*ctx.inputs.at(0))};
-    if (op == "Compress") return std::vector<Tensor>{compress(*ctx.inputs.at(0), *ctx.inputs.at(1), ctx.node)};
-    if (op == "NonMaxSuppression") return std::vector<Tensor>{non_max_suppression(ctx)};
-    if (op == "Unique") return unique(*ctx.inputs.at(0), ctx.node);
-  } catch (const std::exception &e) {
-    return make_error("node '" + ctx.node.name + "' (" + op + "): " + e.what());
-  }
-  return make_error(ErrorKind::Internal, "node '" + ctx.node.name + "': " + op + " has no host implementation");
+void register_detection_host_ops() {
+  register_host_op("TopK", topk);
+  register_host_op("NonZero", [](const HostCall &c) { return std::vector<Tensor>{nonzero(*c.inputs.at(0))}; });
+  register_host_op("Compress", [](const HostCall &c) {
+    return std::vector<Tensor>{compress(*c.inputs.at(0), *c.inputs.at(1), c.node)};
+  });
+  register_host_op("NonMaxSuppression", [](const HostCall &c) { return std::vector<Tensor>{non_max_suppression(c)}; });
+  register_host_op("Unique", [](const HostCall &c) { return unique(*c.inputs.at(0), c.node); });
+  register_host_op("RoiAlign", [](const HostCall &c) { return std::vector<Tensor>{roi_align(c)}; });
 }
 
 }  // namespace tessel

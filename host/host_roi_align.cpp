@@ -1,4 +1,7 @@
-#include "executor/roi_align.h"
+// RoiAlign: each region of interest pooled to a fixed grid by averaging (or taking the
+// largest of) bilinear samples, as two-stage detectors (Faster R-CNN) use it. Regions come
+// from the model's own proposals, so their count is known only at run time.
+#include "host/host_detection_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +42,8 @@ Sample sample_at(double y, double x, int64_t height, int64_t width) {
 
 }  // namespace
 
-Result<Tensor> run_roi_align(const HostOpContext &ctx, const TensorType &type) {
+Tensor roi_align(const HostCall &ctx) {
+  const TensorType &type = ctx.output_types.at(0);
   const Tensor &x = *ctx.inputs.at(0), &rois = *ctx.inputs.at(1), &batch_indices = *ctx.inputs.at(2);
   const Attributes &a = ctx.node.attributes;
   // Opset 10 had no attribute and shifted by nothing; opset 16 added half_pixel as default.
@@ -50,18 +54,16 @@ Result<Tensor> run_roi_align(const HostOpContext &ctx, const TensorType &type) {
   const int64_t rois_count = type.shape[0], channels = type.shape[1], out_h = type.shape[2], out_w = type.shape[3];
   const int64_t height = x.shape()[2], width = x.shape()[3];
   if (rois.shape()[1] != 4)
-    return make_error(ErrorKind::InvalidInput, "rois must be [num_rois, 4], got " + shape_to_string(rois.shape()));
+    throw TesselException("rois must be [num_rois, 4], got " + shape_to_string(rois.shape()));
   if (batch_indices.numel() != rois_count)
-    return make_error(ErrorKind::InvalidInput,
-                      "batch_indices has " + std::to_string(batch_indices.numel()) + " entries for " +
-                      std::to_string(rois_count) + " rois");
+    throw TesselException("batch_indices has " + std::to_string(batch_indices.numel()) + " entries for " +
+                          std::to_string(rois_count) + " rois");
   Tensor out(type.dtype, type.shape);
   const double offset = half_pixel ? 0.5 : 0.0;
   for (int64_t r = 0; r < rois_count; ++r) {
     const int64_t batch = batch_indices.element_as_int64(r);
     if (batch < 0 || batch >= x.shape()[0])
-      return make_error(ErrorKind::InvalidInput,
-                        "batch index " + std::to_string(batch) + " is outside X's batch of " + std::to_string(x.shape()[0]));
+      throw TesselException("batch index " + std::to_string(batch) + " is outside X's batch of " + std::to_string(x.shape()[0]));
     const double start_w = rois.element_as_double(r * 4) * scale - offset;
     const double start_h = rois.element_as_double(r * 4 + 1) * scale - offset;
     double roi_w = rois.element_as_double(r * 4 + 2) * scale - offset - start_w;

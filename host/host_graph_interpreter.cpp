@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/infer/shape_inference.h"
+#include "host/host_control_flow.h"
 #include "host/host_op.h"
 
 namespace tessel {
@@ -21,26 +22,20 @@ bool body_runs_on_host(const Graph &body, std::vector<std::string> *missing) {
   return all;
 }
 
-/// If: the branch the condition picks, run with the enclosing values in scope.
-Result<std::vector<Tensor>> run_if(const Node &node, int64_t opset, const std::vector<const Tensor *> &inputs,
-                                   const HostScope &scope) {
-  if (inputs.empty() || !inputs[0] || inputs[0]->numel() != 1)
-    return make_error(ErrorKind::InvalidInput, "node '" + node.name + "' (If): the condition must be a single value");
-  const bool condition = inputs[0]->element_as_double(0) != 0;
-  auto outputs = run_graph_on_host(*node.attributes.get_graph(condition ? "then_branch" : "else_branch"), opset, {},
-                                   scope);
-  if (!outputs.ok())
-    return make_error(outputs.error().kind, "node '" + node.name + "' (If) branch: " + outputs.error().message);
-  return outputs;
+/// Bodies run here too, seeing the enclosing values through `scope`.
+BodyRunner host_body_runner(int64_t opset, const HostScope &scope) {
+  return [opset, &scope](const std::shared_ptr<const Graph> &body, const std::vector<Tensor> &inputs) {
+    return run_graph_on_host(*body, opset, inputs, scope);
+  };
 }
 
 }  // namespace
 
 bool can_run_on_host(const Node &node, std::vector<std::string> *missing) {
   bool ok = node.op_type == "Constant" || (node.domain.empty() && has_host_implementation(node.op_type));
-  if (node.op_type == "If") {
+  if (node.op_type == "If" || node.op_type == "Loop") {
     ok = true;
-    for (const char *branch : {"then_branch", "else_branch"})
+    for (const char *branch : {"then_branch", "else_branch", "body"})
       if (node.attributes.has(branch)) ok &= body_runs_on_host(*node.attributes.get_graph(branch), missing);
   }
   if (!ok && missing && std::find(missing->begin(), missing->end(), node.op_type) == missing->end())
@@ -50,7 +45,8 @@ bool can_run_on_host(const Node &node, std::vector<std::string> *missing) {
 
 Result<std::vector<Tensor>> run_node_on_host(const Node &node, int64_t opset, const std::vector<const Tensor *> &inputs,
                                              size_t num_outputs, const HostScope &scope) {
-  if (node.op_type == "If") return run_if(node, opset, inputs, scope);
+  if (node.op_type == "If") return run_if_node(node, inputs, host_body_runner(opset, scope));
+  if (node.op_type == "Loop") return run_loop_node(node, inputs, host_body_runner(opset, scope));
   if (node.op_type == "Constant") {
     auto value = constant_node_value(node);
     if (!value.ok()) return value.error();

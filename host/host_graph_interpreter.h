@@ -1,6 +1,6 @@
 #pragma once
 // Runs nodes and whole (body) graphs on host tensors with host_op.h's plain C++ ops: output
-// types inferred from the actual inputs, Constant and If handled here. The deploy runtime's
+// types inferred from the actual inputs, Constant, If and Loop (host_control_flow.h) here. The deploy runtime's
 // host steps go through run_node_on_host.
 #include <map>
 #include <string>
@@ -18,8 +18,8 @@ struct HostScope {
   const Tensor *find(const std::string &name) const;
 };
 
-/// Whether run_node_on_host can run the node: an op of host_op.h, Constant, or If whose
-/// branches hold only such nodes. Lists what cannot in `missing` (op types, once each).
+/// Whether run_node_on_host can run the node: an op of host_op.h, Constant, or If or Loop
+/// whose bodies hold only such nodes. Lists what cannot in `missing` (op types, once each).
 bool can_run_on_host(const Node &node, std::vector<std::string> *missing = nullptr);
 
 /// One node: its output types inferred from `inputs` (nullptr: omitted) and their values,

@@ -440,3 +440,55 @@ TEST_CASE("artifact: run-time shapes (NonZero, GatherND, If) run as host steps, 
     CHECK_THAT(e.what(), Catch::Contains("host.json"));
   }
 }
+
+TEST_CASE("artifact: a Loop runs as a host step: carried values, scan outputs, captured values", "[artifact]") {
+  // for i in range(trips): v = v * 2 + x; scan out v. trips is a constant, x is captured.
+  auto body = std::make_shared<Graph>();
+  body->name = "loop_body";
+  const int iteration = body->add_tensor({"i", TensorType{DType::Int64, {}, true}, std::nullopt});
+  const int condition = body->add_tensor({"cond_in", TensorType{DType::Bool, {}, true}, std::nullopt});
+  const int carried = body->add_tensor({"v_in", TensorType{DType::Float32, {2, 3}, true}, std::nullopt});
+  body->inputs = {iteration, condition, carried};
+  const int captured = body->add_tensor({"x", {}, std::nullopt});
+  const int two = body->add_tensor({"two", TensorType{DType::Float32, {}, true}, Tensor::scalar(DType::Float32, 2)});
+  const int twice = body->add_tensor({"twice", TensorType{DType::Float32, {2, 3}, true}, std::nullopt});
+  const int next = body->add_tensor({"v_out", TensorType{DType::Float32, {2, 3}, true}, std::nullopt});
+  const int cond_out = body->add_tensor({"cond_out", TensorType{DType::Bool, {}, true}, std::nullopt});
+  const int scanned = body->add_tensor({"scanned", TensorType{DType::Float32, {2, 3}, true}, std::nullopt});
+  body->add_node(Node{"Mul", "double", "", {}}, {carried, two}, {twice});
+  body->add_node(Node{"Add", "add_x", "", {}}, {twice, captured}, {next});
+  body->add_node(Node{"Identity", "keep_going", "", {}}, {condition}, {cond_out});
+  body->add_node(Node{"Identity", "scan_out", "", {}}, {next}, {scanned});
+  body->outputs = {cond_out, next, scanned};
+
+  GraphBuilder b("with_loop");
+  const int x = b.input("x", DType::Float32, {2, 3});
+  const int trips = b.g.add_tensor({"trips", TensorType{DType::Int64, {}, true}, Tensor::scalar(DType::Int64, 4)});
+  const int keep = b.g.add_tensor({"keep", TensorType{DType::Bool, {}, true}, Tensor::scalar(DType::Bool, 1)});
+  const int start = b.node("Relu", {x});
+  Attributes loop_body;
+  loop_body.set("body", std::shared_ptr<const Graph>(body));
+  const int final_value = b.g.add_tensor({"final", {}, std::nullopt});
+  const int all_values = b.g.add_tensor({"all", {}, std::nullopt});
+  b.g.add_node(Node{"Loop", "my_loop", "", loop_body}, {trips, keep, start}, {final_value, all_values});
+  auto graph = b.finish({final_value, all_values});
+
+  ScratchDir dir("loop");
+  const fs::path artifact = dir.path / "loop.tsl";
+  auto summary = compile_artifact(*graph, {}, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  CHECK(summary->host_steps == 1);
+  Module module = Module::load(artifact.string());
+  const Tensor input = random_tensor(TensorType{DType::Float32, {2, 3}, true}, 51);
+  GraphExecutor executor(graph);
+  auto expected = executor.run({input});
+  REQUIRE(expected.ok());
+  const std::vector<Tensor> got = module.run({input});
+  REQUIRE(got.size() == 2);
+  CHECK(got[1].shape() == Shape{4, 2, 3});
+  for (size_t i = 0; i < got.size(); ++i) {
+    REQUIRE(got[i].shape() == expected.value()[i].shape());
+    CHECK(max_abs_diff(got[i], expected.value()[i]) == 0);
+  }
+}

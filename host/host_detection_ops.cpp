@@ -3,6 +3,8 @@
 // (host_roi_align.cpp). Sorting has no good Halide form, and a kernel cannot be specialized
 // on a shape that is not known yet.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -95,32 +97,43 @@ Tensor compress(const Tensor &x, const Tensor &condition, const Node &node) {
   return out;
 }
 
-/// A box as its corners, whichever order the model gave them in.
+/// A box as its corners, whichever order the model gave them in, and its area.
 struct Corners {
-  double y1, x1, y2, x2;
-  double area() const { return (y2 - y1) * (x2 - x1); }
+  double y1, x1, y2, x2, area;
 };
 
-Corners corners_of(const Tensor &boxes, int64_t offset, bool center_point) {
-  double v[4];
-  for (int i = 0; i < 4; ++i) v[i] = boxes.element_as_double(offset + i);
+Corners corners_of(const double *v, bool center_point) {
+  Corners c;
   if (center_point)  // [x_center, y_center, width, height]
-    return {v[1] - v[3] / 2, v[0] - v[2] / 2, v[1] + v[3] / 2, v[0] + v[2] / 2};
-  return {std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3])};
+    c = {v[1] - v[3] / 2, v[0] - v[2] / 2, v[1] + v[3] / 2, v[0] + v[2] / 2, 0};
+  else
+    c = {std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3]), 0};
+  c.area = (c.y2 - c.y1) * (c.x2 - c.x1);
+  return c;
 }
 
-double intersection_over_union(const Corners &a, const Corners &b) {
+bool overlaps_more_than(const Corners &a, const Corners &b, double iou_threshold) {
   const double h = std::min(a.y2, b.y2) - std::max(a.y1, b.y1), w = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
-  if (h <= 0 || w <= 0 || a.area() <= 0 || b.area() <= 0) return 0;
+  if (h <= 0 || w <= 0 || a.area <= 0 || b.area <= 0) return 0 > iou_threshold;
   const double inter = h * w;
-  return inter / (a.area() + b.area() - inter);
+  return inter / (a.area + b.area - inter) > iou_threshold;
+}
+
+/// The tensor's elements as doubles, read once (the loops below visit them many times).
+std::vector<double> as_doubles(const Tensor &t) {
+  std::vector<double> values(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::Float32)
+    for (size_t i = 0; i < values.size(); ++i) values[i] = t.data_as<float>()[i];
+  else
+    for (size_t i = 0; i < values.size(); ++i) values[i] = t.element_as_double(static_cast<int64_t>(i));
+  return values;
 }
 
 /// Greedy non-maximum suppression per batch entry and class, as the ONNX spec defines it:
 /// boxes by decreasing score (ties by index), dropping any that overlap a kept one by more
 /// than the IoU threshold; at most max_output_boxes_per_class each.
 Tensor non_max_suppression(const HostCall &ctx) {
-  const Tensor &boxes = *ctx.inputs[0], &scores = *ctx.inputs[1];
+  const Tensor &boxes_tensor = *ctx.inputs[0], &scores_tensor = *ctx.inputs[1];
   auto scalar_input = [&](size_t i, double fallback) {
     return i < ctx.inputs.size() && ctx.inputs[i] && ctx.inputs[i]->numel() > 0 ? ctx.inputs[i]->element_as_double(0)
                                                                                 : fallback;
@@ -132,27 +145,52 @@ Tensor non_max_suppression(const HostCall &ctx) {
   const bool has_score_threshold = ctx.inputs.size() > 4 && ctx.inputs[4] && ctx.inputs[4]->numel() > 0;
   const double score_threshold = scalar_input(4, 0);
   const bool center_point = ctx.node.attributes.get_int("center_point_box", 0) != 0;
-  const int64_t batches = scores.shape()[0], classes = scores.shape()[1], count = scores.shape()[2];
-  if (boxes.shape()[0] != batches || boxes.shape()[1] != count || boxes.shape()[2] != 4)
-    throw TesselException("boxes " + shape_to_string(boxes.shape()) + " do not match scores " +
-                          shape_to_string(scores.shape()));
+  if (scores_tensor.rank() != 3 || boxes_tensor.rank() != 3)
+    throw TesselException("boxes and scores must have rank 3");
+  const int64_t batches = scores_tensor.shape()[0], classes = scores_tensor.shape()[1], count = scores_tensor.shape()[2];
+  if (boxes_tensor.shape()[0] != batches || boxes_tensor.shape()[1] != count || boxes_tensor.shape()[2] != 4)
+    throw TesselException("boxes " + shape_to_string(boxes_tensor.shape()) + " do not match scores " +
+                          shape_to_string(scores_tensor.shape()));
+  const std::vector<double> scores = as_doubles(scores_tensor), boxes = as_doubles(boxes_tensor);
   std::vector<int64_t> selected;  // triples
-  std::vector<int64_t> order(count);
+  std::vector<int64_t> order;
+  std::vector<Corners> kept;
+  std::multimap<double, size_t> kept_by_x1;  // index into kept
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t c = 0; c < classes; ++c) {
-      const int64_t score_base = (b * classes + c) * count;
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
-        return scores.element_as_double(score_base + i) > scores.element_as_double(score_base + j);
-      });
-      std::vector<Corners> kept;
+      const double *score = scores.data() + (b * classes + c) * count;
+      // Candidates under the threshold can never be selected: leave them out of the sort.
+      order.clear();
+      for (int64_t i = 0; i < count; ++i)
+        if (!has_score_threshold || score[i] > score_threshold) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return score[i] > score[j]; });
+      kept.clear();
+      kept_by_x1.clear();
+      double widest = 0;
       for (int64_t i : order) {
         if (static_cast<int64_t>(kept.size()) >= max_per_class) break;
-        if (has_score_threshold && !(scores.element_as_double(score_base + i) > score_threshold)) break;
-        const Corners box = corners_of(boxes, (b * count + i) * 4, center_point);
+        const Corners box = corners_of(boxes.data() + (b * count + i) * 4, center_point);
         bool suppressed = false;
-        for (const Corners &k : kept) suppressed |= intersection_over_union(box, k) > iou_threshold;
+        const bool nan_x = std::isnan(box.x1) || std::isnan(box.x2);  // overlaps nothing, is never indexed
+        if (iou_threshold >= 0 && !nan_x) {
+          // Only boxes whose x ranges meet can overlap: the kept ones starting within the
+          // widest kept width before this box and before its end. (Detectors offset each
+          // class's boxes apart and run one NMS, so most kept boxes are far away.)
+          double from = box.x1 - widest;
+          if (std::isnan(from)) from = -std::numeric_limits<double>::infinity();
+          for (auto k = kept_by_x1.lower_bound(from); k != kept_by_x1.end() && k->first < box.x2; ++k)
+            if (overlaps_more_than(box, kept[k->second], iou_threshold)) {
+              suppressed = true;
+              break;
+            }
+        } else if (iou_threshold < 0) {
+          suppressed = !kept.empty();  // a negative threshold: even disjoint boxes overlap "more"
+        }
         if (suppressed) continue;
+        if (!nan_x) {
+          kept_by_x1.emplace(box.x1, kept.size());
+          widest = std::max(widest, box.x2 - box.x1);
+        }
         kept.push_back(box);
         selected.insert(selected.end(), {b, c, i});
       }

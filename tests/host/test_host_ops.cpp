@@ -4,6 +4,7 @@
 // double's precision, and empty tensors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -390,4 +391,80 @@ TEST_CASE("Host Gemm of a detection box head is fast", "[.][host_ops][perf]") {
   REQUIRE(out.ok());
   WARN("150 x 12544 x 1024 Gemm: " << seconds << " s");
   CHECK(seconds < 1.0);
+}
+
+namespace {
+
+/// NonMaxSuppression as the spec reads, every candidate against every kept box: the
+/// reference for the host op's pruned search.
+std::vector<int64_t> brute_force_nms(const std::vector<float> &boxes, const std::vector<float> &scores, int64_t classes,
+                                     int64_t count, int64_t max_per_class, float iou_threshold) {
+  std::vector<int64_t> selected;
+  for (int64_t c = 0; c < classes; ++c) {
+    std::vector<int64_t> order(count);
+    for (int64_t i = 0; i < count; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return scores[c * count + a] > scores[c * count + b]; });
+    std::vector<int64_t> kept;
+    for (int64_t i : order) {
+      if (static_cast<int64_t>(kept.size()) >= max_per_class) break;
+      auto corner = [&](int64_t box, int k) { return static_cast<double>(boxes[box * 4 + k]); };
+      bool suppressed = false;
+      for (int64_t k : kept) {
+        const double ay1 = std::min(corner(i, 0), corner(i, 2)), ay2 = std::max(corner(i, 0), corner(i, 2));
+        const double ax1 = std::min(corner(i, 1), corner(i, 3)), ax2 = std::max(corner(i, 1), corner(i, 3));
+        const double by1 = std::min(corner(k, 0), corner(k, 2)), by2 = std::max(corner(k, 0), corner(k, 2));
+        const double bx1 = std::min(corner(k, 1), corner(k, 3)), bx2 = std::max(corner(k, 1), corner(k, 3));
+        const double h = std::min(ay2, by2) - std::max(ay1, by1), w = std::min(ax2, bx2) - std::max(ax1, bx1);
+        const double area_a = (ay2 - ay1) * (ax2 - ax1), area_b = (by2 - by1) * (bx2 - bx1);
+        double iou = 0;
+        if (h > 0 && w > 0 && area_a > 0 && area_b > 0) iou = h * w / (area_a + area_b - h * w);
+        suppressed = suppressed || iou > iou_threshold;
+      }
+      if (suppressed) continue;
+      kept.push_back(i);
+      selected.insert(selected.end(), {0, c, i});
+    }
+  }
+  return selected;
+}
+
+}  // namespace
+
+TEST_CASE("Host NonMaxSuppression's pruned search equals the brute-force reading of the spec", "[host_ops]") {
+  // Clustered boxes (many overlaps), boxes offset per class as detectors do, ties in score,
+  // degenerate and flipped boxes, thresholds from negative to one.
+  for (uint64_t seed : {1, 2, 3, 4, 5, 6}) {
+    const int64_t classes = 3, count = 400;
+    const Tensor noise = random_tensor(TensorType{DType::Float32, {count * 8}, true}, seed);
+    std::vector<float> boxes(count * 4), scores(classes * count);
+    for (int64_t i = 0; i < count; ++i) {
+      const float cluster = static_cast<float>(i % 7) * 30.0f + static_cast<float>(seed % 2) * 1000.0f * (i % 3);
+      const float y = cluster + 10 * noise.data_as<float>()[i * 8], x = cluster + 10 * noise.data_as<float>()[i * 8 + 1];
+      const float h = 20 * std::fabs(noise.data_as<float>()[i * 8 + 2]), w = 20 * std::fabs(noise.data_as<float>()[i * 8 + 3]);
+      const bool flipped = i % 5 == 0, degenerate = i % 11 == 0;
+      boxes[i * 4 + 0] = flipped ? y + h : y;
+      boxes[i * 4 + 1] = flipped ? x + w : x;
+      boxes[i * 4 + 2] = flipped ? y : y + h;
+      boxes[i * 4 + 3] = degenerate ? x : (flipped ? x : x + w);
+    }
+    for (int64_t i = 0; i < classes * count; ++i)
+      scores[i] = std::round(noise.data_as<float>()[(i % count) * 8 + 4 + i / count] * 8) / 8;  // ties
+    for (float threshold : {-0.5f, 0.0f, 0.3f, 0.7f, 1.0f}) {
+      Tensor boxes_tensor(DType::Float32, {1, count, 4}), scores_tensor(DType::Float32, {1, classes, count});
+      std::copy(boxes.begin(), boxes.end(), boxes_tensor.data_as<float>());
+      std::copy(scores.begin(), scores.end(), scores_tensor.data_as<float>());
+      const Tensor max_per_class = Tensor::from_int64s({seed % 2 ? 50 : 1000}, {1});
+      const Tensor iou = Tensor::scalar(DType::Float32, threshold);
+      Node node{"NonMaxSuppression", "nms", "", {}};
+      const std::vector<const Tensor *> inputs = {&boxes_tensor, &scores_tensor, &max_per_class, &iou};
+      const std::vector<TensorType> types = {TensorType{DType::Int64, {kUnknownDim, 3}, true}};
+      auto got = evaluate_host_op(HostCall{node, 13, inputs, types});
+      REQUIRE(got.ok());
+      const std::vector<int64_t> expected =
+          brute_force_nms(boxes, scores, classes, count, seed % 2 ? 50 : 1000, threshold);
+      INFO("seed " << seed << ", threshold " << threshold);
+      CHECK(got.value()[0].to_int64_vector() == expected);
+    }
+  }
 }

@@ -120,7 +120,6 @@ Expr nan_min(Expr acc, Expr v) {
   return select(acc < v || Halide::is_nan(acc), acc, v);
 }
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
 /// Type of the running value: float32 for float16, double for integer results that go
 /// through real math (mean, roots, logs), the element type otherwise.
@@ -299,13 +298,7 @@ std::vector<TensorFunc> compute_cumsum(const ComputeContext &ctx) {
 }  // namespace
 
 void register_reduction_compute(ComputeRegistry &r) {
-  const std::pair<const char *, ReduceKind> reductions[] = {
-      {"ReduceSum", ReduceKind::Sum},       {"ReduceMean", ReduceKind::Mean},
-      {"ReduceMax", ReduceKind::Max},       {"ReduceMin", ReduceKind::Min},
-      {"ReduceProd", ReduceKind::Prod},     {"ReduceL1", ReduceKind::L1},
-      {"ReduceL2", ReduceKind::L2},         {"ReduceLogSum", ReduceKind::LogSum},
-      {"ReduceLogSumExp", ReduceKind::LogSumExp}, {"ReduceSumSquare", ReduceKind::SumSquare}};
-  for (const auto &[op, kind] : reductions) {
+  for (const auto &[op, kind] : reduce_op_kinds()) {
     const ReduceKind k = kind;
     r.add(op, [k](const ComputeContext &ctx) { return compute_reduce(ctx, k); });
   }

@@ -61,11 +61,6 @@ void map_elements(const Tensor &in, Tensor &out, F f) {
   for (int64_t i = 0, n = in.numel(); i < n; ++i) dst[i] = f(src[i]);
 }
 
-std::vector<Tensor> single(Tensor t) {
-  std::vector<Tensor> v;
-  v.push_back(std::move(t));
-  return v;
-}
 
 // ---- Unary ----
 

@@ -12,11 +12,6 @@ namespace {
 
 using namespace host_util;
 
-std::vector<Tensor> single(Tensor t) {
-  std::vector<Tensor> v;
-  v.push_back(std::move(t));
-  return v;
-}
 
 /// An index read from data, made non-negative and checked against an axis of `extent`.
 int64_t checked_index(int64_t index, int64_t extent, const char *what) {

@@ -16,11 +16,6 @@ namespace {
 
 using namespace host_util;
 
-std::vector<Tensor> single(Tensor t) {
-  std::vector<Tensor> v;
-  v.push_back(std::move(t));
-  return v;
-}
 
 constexpr int64_t kBlockN = 256, kBlockK = 256;
 

@@ -20,6 +20,13 @@ namespace tessel::host_util {
 [[noreturn]] inline void fail(const std::string &message) { throw TesselException(message); }
 
 /// Input i, or nullptr where the node omits it (absent or empty name).
+/// One output as an op function returns it.
+inline std::vector<Tensor> single(Tensor t) {
+  std::vector<Tensor> v;
+  v.push_back(std::move(t));
+  return v;
+}
+
 inline const Tensor *optional_input(const HostCall &call, size_t i) {
   return i < call.inputs.size() ? call.inputs[i] : nullptr;
 }

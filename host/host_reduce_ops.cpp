@@ -13,13 +13,7 @@ namespace {
 
 using namespace host_util;
 
-std::vector<Tensor> single(Tensor t) {
-  std::vector<Tensor> v;
-  v.push_back(std::move(t));
-  return v;
-}
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
 /// max and min that let NaN win, as numpy's reductions do.
 template <typename T>
@@ -330,13 +324,7 @@ std::vector<Tensor> cumulative_sum(const HostCall &call) {
 }  // namespace
 
 void register_reduce_host_ops() {
-  const std::pair<const char *, ReduceKind> reductions[] = {
-      {"ReduceSum", ReduceKind::Sum},       {"ReduceMean", ReduceKind::Mean},
-      {"ReduceMax", ReduceKind::Max},       {"ReduceMin", ReduceKind::Min},
-      {"ReduceProd", ReduceKind::Prod},     {"ReduceL1", ReduceKind::L1},
-      {"ReduceL2", ReduceKind::L2},         {"ReduceLogSum", ReduceKind::LogSum},
-      {"ReduceLogSumExp", ReduceKind::LogSumExp}, {"ReduceSumSquare", ReduceKind::SumSquare}};
-  for (const auto &[op, kind] : reductions) {
+  for (const auto &[op, kind] : reduce_op_kinds()) {
     const ReduceKind k = kind;
     register_host_op(op, in_float32([k](const HostCall &call) { return reduce(call, k); }));
   }

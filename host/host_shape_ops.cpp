@@ -16,11 +16,6 @@ namespace {
 
 using namespace host_util;
 
-std::vector<Tensor> single(Tensor t) {
-  std::vector<Tensor> v;
-  v.push_back(std::move(t));
-  return v;
-}
 
 /// The input's elements under the inferred output shape. A copy, not a view, so whoever
 /// owns the output may write to it.

@@ -4,6 +4,16 @@
 
 namespace tessel {
 
+const std::vector<std::pair<std::string, ReduceKind>> &reduce_op_kinds() {
+  static const std::vector<std::pair<std::string, ReduceKind>> kinds = {
+      {"ReduceSum", ReduceKind::Sum},       {"ReduceMean", ReduceKind::Mean},
+      {"ReduceMax", ReduceKind::Max},       {"ReduceMin", ReduceKind::Min},
+      {"ReduceProd", ReduceKind::Prod},     {"ReduceL1", ReduceKind::L1},
+      {"ReduceL2", ReduceKind::L2},         {"ReduceLogSum", ReduceKind::LogSum},
+      {"ReduceLogSumExp", ReduceKind::LogSumExp}, {"ReduceSumSquare", ReduceKind::SumSquare}};
+  return kinds;
+}
+
 Result<std::vector<bool>> reduced_axis_mask(const Attributes &attrs, const std::vector<int64_t> &input_axes,
                                             int64_t rank) {
   const std::vector<int64_t> axes = attrs.has("axes") ? attrs.get_ints("axes") : input_axes;

@@ -3,6 +3,8 @@
 // (graph/infer/infer_reduction.cpp) and the compute rule (compute/compute_reduction.cpp) so the
 // two cannot disagree.
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -10,6 +12,12 @@
 #include "tensor/tensor.h"
 
 namespace tessel {
+
+/// What a Reduce* op computes, for the compute rule and the host op alike.
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+
+/// Every Reduce* op type with its kind.
+const std::vector<std::pair<std::string, ReduceKind>> &reduce_op_kinds();
 
 /// Marks the reduced axes among `rank`. Older opsets list them in the `axes` attribute;
 /// newer ones (ReduceSum from 13, the others from 18) in optional input 1, whose value is

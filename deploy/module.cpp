@@ -881,6 +881,7 @@ const std::vector<TensorDesc> &Module::inputs() const { return checked(impl_).in
 const std::vector<TensorDesc> &Module::outputs() const { return checked(impl_).outputs; }
 int64_t Module::arena_bytes() const { return checked(impl_).manifest.arena_bytes; }
 int Module::kernel_count() const { return static_cast<int>(checked(impl_).kernels.size()); }
+int Module::host_step_count() const { return static_cast<int>(checked(impl_).host_calls.size()); }
 const std::string &Module::manifest_json() const { return checked(impl_).manifest_text; }
 
 std::vector<KernelTimes> Module::kernel_times() const {

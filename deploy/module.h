@@ -72,6 +72,8 @@ class Module {
   int64_t arena_bytes() const;
   /// Kernel calls per run.
   int kernel_count() const;
+  /// Nodes computed on the host per run (host.json: shapes only a run decides).
+  int host_step_count() const;
   /// The manifest's text.
   const std::string &manifest_json() const;
   /// Per kernel call of the plan, in plan order: its times in every run so far; empty

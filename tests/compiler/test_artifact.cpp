@@ -398,6 +398,7 @@ TEST_CASE("artifact: run-time shapes (NonZero, GatherND, If) run as host steps, 
   CHECK(fs::exists(artifact / "host.json"));
   INFO(read_text(artifact / "plan.txt"));
   Module module = Module::load(artifact.string());
+  CHECK(module.host_step_count() == summary->host_steps);
   REQUIRE(module.outputs().size() == 4);
   CHECK(module.outputs()[0].shape == Shape{kUnknownDim});
   GraphExecutor executor(graph);

@@ -82,6 +82,7 @@ void print_run_json(const Module &module, const RunOptions &options, const Artif
   json["median_ms"] = run.median_ms;
   json["repeats"] = run.times_ms.size();
   json["kernel_calls"] = module.kernel_count();
+  json["host_steps"] = module.host_step_count();
   json["arena_bytes"] = module.arena_bytes();
   if (options.profile) {
     json["kernels"] = Json::array();
@@ -104,8 +105,10 @@ void print_run_text(const Module &module, const RunOptions &options, const Artif
   for (size_t i = 0; i < run.outputs.size(); ++i)
     std::printf("output %-24s %s%s\n", module.outputs()[i].name.c_str(), run.outputs[i].type().to_string().c_str(),
                 i < run.written.size() ? ("  -> " + run.written[i]).c_str() : "");
-  std::printf("loaded in %.1f ms (%d kernel calls per run, arena %.2f MB); first run %.2f ms\n", run.load_ms,
-              module.kernel_count(), module.arena_bytes() / 1e6, run.first_run_ms);
+  const std::string host_steps =
+      module.host_step_count() ? ", " + std::to_string(module.host_step_count()) + " host steps" : std::string();
+  std::printf("loaded in %.1f ms (%d kernel calls%s per run, arena %.2f MB); first run %.2f ms\n", run.load_ms,
+              module.kernel_count(), host_steps.c_str(), module.arena_bytes() / 1e6, run.first_run_ms);
   if (!run.times_ms.empty())
     std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", run.median_ms, run.times_ms.size(),
                 run.times_ms.front(), run.times_ms.back());
@@ -192,6 +195,9 @@ int inspect_artifact_command(const InspectOptions &options) {
       std::printf("%-6s %-24s %s %s\n", label, t.name.c_str(), dtype_name(t.dtype).c_str(), shape_to_string(t.shape).c_str());
   std::printf("arena %.2f MB, weights %.2f MB, kernels.so %.2f MB\n", m.arena_bytes / 1e6, m.weights.bytes / 1e6,
               m.kernels.bytes / 1e6);
+  if (m.host)
+    std::printf("host.json %.2f MB: the nodes whose shapes only a run decides, computed on the host\n",
+                m.host->bytes / 1e6);
   int64_t flops = 0, tuned_flops = 0;
   int tuned = 0;
   for (const deploy::ArtifactTask &t : m.tasks) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace tessel {
 namespace {
@@ -13,7 +14,10 @@ namespace {
 struct Plane {
   const Tensor &x;
   int64_t offset, height, width;
-  double at(int64_t y, int64_t x_) const { return x.element_as_double(offset + y * width + x_); }
+  double at(int64_t y, int64_t x_) const {
+    const int64_t i = offset + y * width + x_;
+    return x.dtype() == DType::Float32 ? x.data_as<float>()[i] : x.element_as_double(i);
+  }
 };
 
 /// The four corners and weights of a bilinear sample, zero weights outside the map (the
@@ -59,6 +63,8 @@ Tensor roi_align(const HostCall &ctx) {
     throw TesselException("batch_indices has " + std::to_string(batch_indices.numel()) + " entries for " +
                           std::to_string(rois_count) + " rois");
   Tensor out(type.dtype, type.shape);
+  const bool out_float = type.dtype == DType::Float32;
+  std::vector<Sample> samples;
   const double offset = half_pixel ? 0.5 : 0.0;
   for (int64_t r = 0; r < rois_count; ++r) {
     const int64_t batch = batch_indices.element_as_int64(r);
@@ -72,31 +78,47 @@ Tensor roi_align(const HostCall &ctx) {
     const double bin_h = roi_h / static_cast<double>(out_h), bin_w = roi_w / static_cast<double>(out_w);
     const int64_t grid_h = sampling_ratio > 0 ? sampling_ratio : static_cast<int64_t>(std::ceil(roi_h / out_h));
     const int64_t grid_w = sampling_ratio > 0 ? sampling_ratio : static_cast<int64_t>(std::ceil(roi_w / out_w));
+    // A region's samples (ceil(roi / bin) per bin side) grow with its size: a corrupt box
+    // must not turn into hours of sampling.
+    constexpr int64_t kMaxSamplesPerBin = 1 << 16;
+    if (!(grid_h >= 0 && grid_w >= 0 && grid_h <= kMaxSamplesPerBin && grid_w <= kMaxSamplesPerBin &&
+          grid_h * grid_w <= kMaxSamplesPerBin))
+      throw TesselException("region " + std::to_string(r) + " needs more than " + std::to_string(kMaxSamplesPerBin) +
+                            " samples per output bin (is the box sane?)");
     const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
+    // Where each bin samples is the same for every channel: find it once per region.
+    samples.clear();
+    for (int64_t ph = 0; ph < out_h; ++ph)
+      for (int64_t pw = 0; pw < out_w; ++pw)
+        for (int64_t iy = 0; iy < grid_h; ++iy)
+          for (int64_t ix = 0; ix < grid_w; ++ix) {
+            const double y = start_h + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(grid_h);
+            const double xx = start_w + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
+            samples.push_back(sample_at(y, xx, height, width));
+          }
     for (int64_t c = 0; c < channels; ++c) {
       const Plane plane{x, (batch * x.shape()[1] + c) * height * width, height, width};
+      const Sample *s = samples.data();
       for (int64_t ph = 0; ph < out_h; ++ph)
         for (int64_t pw = 0; pw < out_w; ++pw) {
           double acc = 0;
           bool first = true;
-          for (int64_t iy = 0; iy < grid_h; ++iy)
-            for (int64_t ix = 0; ix < grid_w; ++ix) {
-              const double y = start_h + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(grid_h);
-              const double xx = start_w + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
-              const Sample s = sample_at(y, xx, height, width);
-              const double v[4] = {plane.at(s.y_low, s.x_low), plane.at(s.y_low, s.x_high), plane.at(s.y_high, s.x_low),
-                                   plane.at(s.y_high, s.x_high)};
-              if (!max_mode) {
-                for (int k = 0; k < 4; ++k) acc += s.w[k] * v[k];
-                continue;
-              }
-              // Max mode takes the largest weighted corner, as ONNX Runtime does.
-              for (int k = 0; k < 4; ++k) {
-                acc = first ? s.w[k] * v[k] : std::max(acc, s.w[k] * v[k]);
-                first = false;
-              }
+          for (int64_t g = 0; g < grid_h * grid_w; ++g, ++s) {
+            const double v[4] = {plane.at(s->y_low, s->x_low), plane.at(s->y_low, s->x_high),
+                                 plane.at(s->y_high, s->x_low), plane.at(s->y_high, s->x_high)};
+            if (!max_mode) {
+              for (int k = 0; k < 4; ++k) acc += s->w[k] * v[k];
+              continue;
             }
-          out.set_element_from_double(((r * channels + c) * out_h + ph) * out_w + pw, max_mode ? acc : acc / count);
+            // Max mode takes the largest weighted corner, as ONNX Runtime does.
+            for (int k = 0; k < 4; ++k) {
+              acc = first ? s->w[k] * v[k] : std::max(acc, s->w[k] * v[k]);
+              first = false;
+            }
+          }
+          const int64_t at = ((r * channels + c) * out_h + ph) * out_w + pw;
+          if (out_float) out.data_as<float>()[at] = static_cast<float>(max_mode ? acc : acc / count);
+          else out.set_element_from_double(at, max_mode ? acc : acc / count);
         }
     }
   }

@@ -206,6 +206,7 @@ struct Module::Impl {
   std::vector<StepRef> steps;
   bool profile = false;
   std::vector<std::vector<double>> kernel_ms;  // per kernel call, per run (when profiling)
+  std::vector<std::vector<double>> host_ms;    // per host step, per run (when profiling)
   std::mutex mutex;  // one run at a time: the arena and the buffers' host pointers are shared
 
   Impl() = default;
@@ -690,6 +691,7 @@ Result<void> Module::Impl::load(const std::string &path, const ModuleOptions &op
   if (Result<void> r = build_steps(plan.value()); !r.ok()) return r;
   profile = options.profile;
   kernel_ms.assign(kernels.size(), {});
+  host_ms.assign(host_calls.size(), {});
   return {};
 }
 
@@ -789,7 +791,11 @@ void Module::Impl::execute(const void *const *in, void *const *out) {
       continue;
     }
     if (s.kind == StepRef::Host) {
+      const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       call_host(host_calls[s.index], resolve);
+      if (profile)
+        host_ms[s.index].push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       continue;
     }
     KernelCall &k = kernels[s.index];
@@ -893,10 +899,21 @@ std::vector<KernelTimes> Module::kernel_times() const {
   return out;
 }
 
+std::vector<HostStepTimes> Module::host_step_times() const {
+  Impl &m = checked(impl_);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  std::vector<HostStepTimes> out;
+  if (!m.profile) return out;
+  for (size_t i = 0; i < m.host_calls.size(); ++i)
+    out.push_back({m.host_calls[i].node->node.op_type, m.host_calls[i].node->node.name, m.host_ms[i]});
+  return out;
+}
+
 void Module::clear_kernel_times() {
   Impl &m = checked(impl_);
   std::lock_guard<std::mutex> lock(m.mutex);
   for (std::vector<double> &times : m.kernel_ms) times.clear();
+  for (std::vector<double> &times : m.host_ms) times.clear();
 }
 
 void Module::use_kernel(int call, const std::string &symbol) {

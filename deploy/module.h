@@ -48,6 +48,12 @@ struct KernelTimes {
   std::vector<double> ms;   // one per run, in run order
 };
 
+/// Wall time of one host step (host.json's node) over the runs since load.
+struct HostStepTimes {
+  std::string op_type, name;
+  std::vector<double> ms;  // one per run, in run order
+};
+
 struct TensorDesc {
   std::string name;
   DType dtype = DType::Float32;
@@ -79,7 +85,9 @@ class Module {
   /// Per kernel call of the plan, in plan order: its times in every run so far; empty
   /// unless the module was loaded with ModuleOptions::profile.
   std::vector<KernelTimes> kernel_times() const;
-  /// Forgets the kernel times recorded so far.
+  /// Per host step, in plan order: its times in every run so far (ModuleOptions::profile).
+  std::vector<HostStepTimes> host_step_times() const;
+  /// Forgets the kernel (and host step) times recorded so far.
   void clear_kernel_times();
   /// Makes kernel call `call` (plan order) run `symbol`, another entry of kernels.so that
   /// takes the same arguments: how a trial artifact compares a task's schedules inside the

@@ -1,6 +1,7 @@
 // `tessel run model.tsl` and `tessel inspect model.tsl`: artifacts through the deploy runtime,
 // the same code path a deployed program uses (no Halide JIT involved).
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -58,6 +59,27 @@ void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
   }
 }
 
+/// Host steps by op type, slowest first: medians per step, summed per type.
+void print_host_step_profile(const std::vector<HostStepTimes> &steps) {
+  if (steps.empty()) return;
+  std::map<std::string, std::pair<double, int>> by_op;  // op -> ms, steps
+  double total = 0;
+  for (HostStepTimes step : steps) {
+    if (step.ms.empty()) continue;
+    std::sort(step.ms.begin(), step.ms.end());
+    const double median = step.ms[step.ms.size() / 2];
+    by_op[step.op_type].first += median;
+    ++by_op[step.op_type].second;
+    total += median;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> ordered(by_op.begin(), by_op.end());
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
+  std::printf("host steps: %.3f ms in %zu steps (medians per step), by op:", total, steps.size());
+  for (const auto &[op, time] : ordered) std::printf(" %s %.3f ms (%d)", op.c_str(), time.first, time.second);
+  std::printf("\n");
+}
+
 /// What one `tessel run model.tsl` measured.
 struct ArtifactRun {
   std::vector<Tensor> outputs;
@@ -112,7 +134,10 @@ void print_run_text(const Module &module, const RunOptions &options, const Artif
   if (!run.times_ms.empty())
     std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", run.median_ms, run.times_ms.size(),
                 run.times_ms.front(), run.times_ms.back());
-  if (options.profile) print_kernel_profile(kernel_profile(module), run.median_ms);
+  if (options.profile) {
+    print_kernel_profile(kernel_profile(module), run.median_ms);
+    print_host_step_profile(module.host_step_times());
+  }
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {

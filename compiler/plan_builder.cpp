@@ -1,5 +1,10 @@
 #include "compiler/plan_builder.h"
 
+// GCC 12 at -O3 warns that a std::variant<KernelStep, CopyStep, HostStep> moved while the
+// steps vector grows "may use" the strings and vectors of alternatives it does not hold: a
+// known false positive of its variant analysis.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace tessel {
 
 using deploy::Location;
@@ -9,7 +14,8 @@ constexpr int64_t kAlignment = 64;
 int64_t aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 }  // namespace
 
-PlanBuilder::PlanBuilder(const Graph &g, const MemoryPlan &memory) : g_(g), memory_(memory), arena_end_(memory.arena_bytes) {
+PlanBuilder::PlanBuilder(const Graph &g, const MemoryPlan &memory)
+    : g_(g), memory_(memory), arena_end_(memory.arena_bytes), next_id_(static_cast<int>(g.tensors.size())) {
   for (size_t p = 0; p < g.inputs.size(); ++p) input_position_.emplace(g.inputs[p], static_cast<int>(p));
   for (size_t p = 0; p < g.outputs.size(); ++p) output_position_.emplace(g.outputs[p], static_cast<int>(p));
 }
@@ -61,17 +67,33 @@ void PlanBuilder::kernel(const std::string &symbol, const std::vector<int> &grap
   plan_.steps.push_back(step);
 }
 
-void PlanBuilder::host(int node, const std::vector<int> &inputs, const std::vector<int> &outputs) {
+void PlanBuilder::copy(int source, int destination) {
+  plan_.steps.push_back(deploy::CopyStep{tensor(source), tensor(destination)});
+}
+
+void PlanBuilder::host(int node, const std::vector<int> &plan_inputs, const std::vector<int> &plan_outputs) {
   deploy::HostStep step;
   step.node = node;
-  for (int t : inputs) step.inputs.push_back(t == kNoTensor ? -1 : tensor(t));
-  for (int t : outputs) step.outputs.push_back(t == kNoTensor ? -1 : tensor(t));
+  step.inputs = plan_inputs;
+  step.outputs = plan_outputs;
   plan_.steps.push_back(step);
+}
+
+int PlanBuilder::extra_weight(const std::string &name, const Tensor &value) {
+  deploy::PlanTensor pt;
+  pt.id = next_id_++;
+  pt.name = name;
+  pt.dtype = value.dtype();
+  pt.shape = value.shape();
+  pt.location = Location::Weight;
+  pt.argument = add_weight(value);
+  plan_.tensors.push_back(pt);
+  return pt.id;
 }
 
 deploy::ExecutionPlan PlanBuilder::finish() {
   for (int t : g_.inputs) plan_.inputs.push_back(tensor(t));
-  int next_id = static_cast<int>(g_.tensors.size());
+  int next_id = next_id_;
   for (size_t p = 0; p < g_.outputs.size(); ++p) {
     const int t = g_.outputs[p];
     const int id = tensor(t);

@@ -26,9 +26,13 @@ class PlanBuilder {
   bool is_view(int t) const { return view_source_.count(t) != 0; }
 
   void kernel(const std::string &symbol, const std::vector<int> &graph_tensors);
-  /// A host step computing host.json's node `node` (kNoTensor: omitted or unread).
-  void host(int node, const std::vector<int> &inputs, const std::vector<int> &outputs);
-  void copy(int source, int destination) { plan_.steps.push_back(deploy::CopyStep{tensor(source), tensor(destination)}); }
+  /// A host step computing host.json's node `node`, its tensors given as plan ids (tensor()
+  /// or extra_weight(); -1: omitted or unread).
+  void host(int node, const std::vector<int> &plan_inputs, const std::vector<int> &plan_outputs);
+  /// A constant the graph does not have (a weight laid out for a host step), in weights.bin;
+  /// returns its plan tensor id.
+  int extra_weight(const std::string &name, const Tensor &value);
+  void copy(int source, int destination);
 
   /// Inputs, outputs, and copies into every output position no step wrote.
   deploy::ExecutionPlan finish();
@@ -44,6 +48,7 @@ class PlanBuilder {
   const MemoryPlan &memory_;
   int64_t arena_end_;
   std::map<int, int> input_position_, output_position_, view_source_, declared_;
+  int next_id_;  // plan ids past the graph's tensors: extra weights, then output copies
   deploy::ExecutionPlan plan_;
   std::string weights_;
 };

@@ -493,3 +493,45 @@ TEST_CASE("artifact: a Loop runs as a host step: carried values, scan outputs, c
     CHECK(max_abs_diff(got[i], expected.value()[i]) == 0);
   }
 }
+
+TEST_CASE("artifact: a host Gemm with a constant transposed B reads it laid out upright, same result", "[artifact]") {
+  // rows = x[sum(x, 1) > 0] (a run-time row count), then a fully connected layer on them.
+  GraphBuilder b("host_gemm");
+  const int x = b.input("x", DType::Float32, {6, 40});
+  const int zero = b.g.add_tensor({"zero", TensorType{DType::Float32, {}, true}, Tensor::scalar(DType::Float32, 0)});
+  Attributes keep;
+  keep.set("keepdims", int64_t{0});
+  const int axes = b.g.add_tensor({"axes", TensorType{DType::Int64, {1}, true}, Tensor::from_int64s({1}, {1})});
+  const int positive = b.node("Greater", {b.node("ReduceSum", {x, axes}, keep), zero});
+  const int picked = b.node("NonZero", {positive});
+  const int flat = b.node("Squeeze", {picked, b.g.add_tensor({"zero_axis", TensorType{DType::Int64, {1}, true},
+                                                              Tensor::from_int64s({0}, {1})})});
+  const int rows = b.node("Gather", {x, flat});
+  const int w = b.weight("fc_weight", DType::Float32, {24, 40}, 61);
+  const int bias = b.weight("fc_bias", DType::Float32, {24}, 62);
+  Attributes fc;
+  fc.set("transB", int64_t{1});
+  fc.set("alpha", 0.5f);
+  const int out = b.node("Gemm", {rows, w, bias}, fc);
+  auto graph = b.finish({out});
+  REQUIRE_FALSE(graph->tensors[rows].type.fully_known());
+
+  ScratchDir dir("host_gemm");
+  const fs::path artifact = dir.path / "gemm.tsl";
+  auto summary = compile_artifact(*graph, {}, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  const std::string plan = read_text(artifact / "plan.txt");
+  CHECK_THAT(plan, Catch::Contains("fc_weight.upright float32 2 40 24 weight"));
+  CHECK_THAT(read_text(artifact / "host.json"), Catch::Contains("\"transB\":{\"int\":0}"));
+  Module module = Module::load(artifact.string());
+  GraphExecutor executor(graph);
+  for (uint64_t seed : {63, 64}) {
+    const Tensor input = random_tensor(TensorType{DType::Float32, {6, 40}, true}, seed);
+    auto expected = executor.run({input});
+    REQUIRE(expected.ok());
+    const std::vector<Tensor> got = module.run({input});
+    REQUIRE(got[0].shape() == expected.value()[0].shape());
+    CHECK(max_abs_diff(got[0], expected.value()[0]) < 1e-5);
+  }
+}

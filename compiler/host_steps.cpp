@@ -95,8 +95,8 @@ Result<void> check_host_steps(const ArtifactBuild &build) {
   for (const std::string &op : missing) ops += (ops.empty() ? "" : ", ") + op;
   for (const std::string &n : nodes) names += (names.empty() ? "" : ", ") + n;
   return make_error(ErrorKind::Unsupported,
-                    "the deploy runtime computes nodes with run-time shapes on the host, and has no host "
-                    "implementation of " + ops + " (nodes " + names + ")");
+                    "the deploy runtime runs these nodes on the host (host ops, or shapes only a run decides) "
+                    "and has no host implementation of " + ops + " (nodes " + names + ")");
 }
 
 Result<void> emit_host_group(ArtifactBuild &build, const FusedGroup &group) {

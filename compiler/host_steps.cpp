@@ -45,14 +45,15 @@ bool needs_host_step(const Graph &g, const std::vector<int> &uses, int n) {
 
 /// A host Gemm whose B is a constant read transposed (a fully connected layer, transB=1)
 /// gets B transposed once here, so each run reads it row by row instead of transposing
-/// panels of it (Faster R-CNN's box head: 12544 x 1024).
-void upright_constant_gemm_weight(ArtifactBuild &build, const Graph &g, int n, Node &node,
-                                  std::vector<int> &plan_inputs) {
-  if (node.op_type != "Gemm" || node.attributes.get_int("transB", 0) == 0 || g.node_inputs[n].size() < 2) return;
+/// panels of it (Faster R-CNN's box head: 12544 x 1024). Returns the plan id of the upright
+/// weight, or -1 where the node keeps its B. Called before B is declared, so weights.bin
+/// holds B only if something else reads it.
+int upright_constant_gemm_weight(ArtifactBuild &build, const Graph &g, int n, Node &node) {
+  if (node.op_type != "Gemm" || node.attributes.get_int("transB", 0) == 0 || g.node_inputs[n].size() < 2) return -1;
   const int b = g.node_inputs[n][1];
-  if (!g.is_constant(b) || g.tensors[b].constant->rank() != 2) return;
-  plan_inputs[1] = build.plan.extra_weight(g.tensors[b].name + ".upright", g.tensors[b].constant->permuted({1, 0}));
+  if (!g.is_constant(b) || g.tensors[b].constant->rank() != 2) return -1;
   node.attributes.set("transB", int64_t{0});
+  return build.plan.extra_weight(g.tensors[b].name + ".upright", g.tensors[b].constant->permuted({1, 0}));
 }
 
 }  // namespace
@@ -113,10 +114,12 @@ Result<void> emit_host_group(ArtifactBuild &build, const FusedGroup &group) {
       inputs.push_back(t);
     }
     for (int t : g.node_outputs[n]) outputs.push_back(t != kNoTensor && build.uses[t] > 0 ? t : kNoTensor);
+    const int upright_b = upright_constant_gemm_weight(build, g, n, host.node);
     std::vector<int> plan_inputs, plan_outputs;
-    for (int t : inputs) plan_inputs.push_back(t == kNoTensor ? -1 : build.plan.tensor(t));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      plan_inputs.push_back(i == 1 && upright_b >= 0 ? upright_b
+                            : inputs[i] == kNoTensor ? -1 : build.plan.tensor(inputs[i]));
     for (int t : outputs) plan_outputs.push_back(t == kNoTensor ? -1 : build.plan.tensor(t));
-    upright_constant_gemm_weight(build, g, n, host.node, plan_inputs);
     build.plan.host(static_cast<int>(build.host_program.nodes.size()), plan_inputs, plan_outputs);
     build.host_program.nodes.push_back(std::move(host));
     ++build.summary.host_steps;

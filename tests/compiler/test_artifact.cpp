@@ -523,6 +523,8 @@ TEST_CASE("artifact: a host Gemm with a constant transposed B reads it laid out 
   REQUIRE(summary.ok());
   const std::string plan = read_text(artifact / "plan.txt");
   CHECK_THAT(plan, Catch::Contains("fc_weight.upright float32 2 40 24 weight"));
+  // The transposed original is read by nothing, so it is not in weights.bin.
+  CHECK_THAT(plan, !Catch::Contains("fc_weight float32"));
   CHECK_THAT(read_text(artifact / "host.json"), Catch::Contains("\"transB\":{\"int\":0}"));
   Module module = Module::load(artifact.string());
   GraphExecutor executor(graph);

@@ -20,6 +20,7 @@
 
 #include "HalideRuntime.h"
 #include "base/path_inside.h"
+#include "base/scratch_allocator.h"
 #include "base/spin_pool.h"
 #include "base/version.h"
 #include "deploy/artifact_manifest.h"
@@ -366,6 +367,17 @@ Result<void> Module::Impl::open_library(const std::string &file, const OwnedFd &
     return make_error(ErrorKind::InvalidInput,
                       file + ": has no halide_set_custom_do_par_for (was it linked with Halide's runtime?)");
   set_do_par_for(&spin_pool_par_for);
+  // Intermediates come from the scratch cache (scratch_allocator.h): without it every run
+  // faulted its large blocks in again. Both setters are in every Halide runtime; a library
+  // without them keeps Halide's malloc.
+  using halide_malloc_fn = void *(*)(void *, size_t);
+  using halide_free_fn = void (*)(void *, void *);
+  auto set_malloc = reinterpret_cast<halide_malloc_fn (*)(halide_malloc_fn)>(::dlsym(handle, "halide_set_custom_malloc"));
+  auto set_free = reinterpret_cast<halide_free_fn (*)(halide_free_fn)>(::dlsym(handle, "halide_set_custom_free"));
+  if (set_malloc && set_free) {
+    set_malloc(&scratch_allocate);
+    set_free(&scratch_free);
+  }
   spin_pool_set_pinning(options.pin_threads);
   if (options.threads > 0) spin_pool_set_threads(options.threads);
   return {};

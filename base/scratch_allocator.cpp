@@ -1,5 +1,7 @@
 #include "base/scratch_allocator.h"
 
+#include <pthread.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -22,7 +24,14 @@ struct ScratchCache {
 };
 
 ScratchCache &cache() {
-  static ScratchCache *instance = new ScratchCache;  // never destroyed: kernels may free at exit
+  // Never destroyed: kernels may free at exit. A fork (the tuner forks its workers) happens
+  // with the lock held by the forking thread, so the child's copy is never left locked by a
+  // thread it does not have.
+  static ScratchCache *instance = [] {
+    auto *c = new ScratchCache;
+    pthread_atfork([] { cache().mutex.lock(); }, [] { cache().mutex.unlock(); }, [] { cache().mutex.unlock(); });
+    return c;
+  }();
   return *instance;
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 
+#include "base/scratch_allocator.h"
 #include "base/spin_pool.h"
 #include "codegen/halide_errors.h"
 #include "compute/node_pipeline_internal.h"
@@ -47,6 +48,11 @@ struct ErrorCapture : Halide::JITUserContext {
                                     int min, int extent, uint8_t *closure) {
       return spin_pool_par_for(ctx, reinterpret_cast<HalideTask>(task), min, extent, closure);
     };
+    // Intermediates come from the deploy runtime's scratch cache too, so a kernel measured
+    // here pays what it pays in an artifact for its large blocks (once, not a page fault per
+    // page on every call).
+    handlers.custom_malloc = [](Halide::JITUserContext *ctx, size_t bytes) { return scratch_allocate(ctx, bytes); };
+    handlers.custom_free = [](Halide::JITUserContext *ctx, void *memory) { scratch_free(ctx, memory); };
   }
 };
 

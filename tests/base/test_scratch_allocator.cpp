@@ -2,6 +2,9 @@
 // large blocks of the same size, and the cache's limit.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -75,5 +78,21 @@ TEST_CASE("scratch allocation from several threads at once", "[scratch]") {
   for (std::thread &th : threads) th.join();
   CHECK(wrong == 0);
   CHECK(scratch_cached_bytes() <= 4 * 3 * 72 * 1024);
+  scratch_release_cached();
+}
+
+TEST_CASE("a forked child allocates from its copy of the scratch cache", "[scratch]") {
+  scratch_release_cached();
+  scratch_free(nullptr, scratch_allocate(nullptr, 1 << 20));  // the parent caches one block
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    void *p = scratch_allocate(nullptr, 1 << 20);
+    scratch_free(nullptr, p);
+    _exit(p != nullptr && scratch_cached_bytes() == (1 << 20) ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   scratch_release_cached();
 }

@@ -239,6 +239,40 @@ void schedule_source(Func &f, int64_t elements, int channel_dim) {
   if (elements >= 65536) f.parallel(f.args()[channel_dim]);
 }
 
+/// A 2-D problem (equal strides) as a 1-D one over "wide rows": each phase plane of the
+/// source flattened with row pitch P, so output (y, x) lives at position y * P + x and every
+/// tap is a constant offset from it (the columns x >= width are computed and dropped).
+/// The source element wide-row position `at` reads at taps `tap` (ONNX order) in channel ch.
+using WideRowRead = std::function<Expr(Expr at, const std::vector<Expr> &tap, Expr ch, Expr n)>;
+
+/// The row pitch that keeps every tap of a row inside its wide row.
+int64_t wide_row_pitch(const ConvProblem &p) {
+  return p.out_shape[3] + (p.kernel[1] - 1) * p.dilations[1] / p.strides[1];
+}
+
+/// Positions of the wide-row problem: every row but the last padded to the pitch.
+int64_t wide_row_positions(const ConvProblem &p, int64_t pitch) { return (p.out_shape[2] - 1) * pitch + p.out_shape[3]; }
+
+/// The source laid out in wide rows (materialized at root), and how a position's taps read it.
+WideRowRead wide_rows(const ConvProblem &p, int64_t pitch) {
+  // flat(q, [px, py,] c, n) = source at (s * (q / P) + py, s * (q % P) + px).
+  const int s = static_cast<int>(p.strides[0]), row = static_cast<int>(pitch);
+  const std::vector<int64_t> dilations = p.dilations;
+  Var q("q"), px("px"), py("py"), ch("ch"), n("n");
+  std::vector<Var> args = {q};
+  if (s > 1) args.insert(args.end(), {px, py});
+  args.insert(args.end(), {ch, n});
+  Expr phase_x = s > 1 ? Expr(px) : Expr(0), phase_y = s > 1 ? Expr(py) : Expr(0);
+  Func flat(func_name(p.name, "flat"));
+  flat(args) = p.source_value({(q / row) * s + phase_y, (q % row) * s + phase_x}, ch, n);
+  schedule_source(flat, p.input_elements, static_cast<int>(args.size()) - 2);
+  return [flat, s, row, dilations](Expr at, const std::vector<Expr> &tap, Expr ch, Expr n) {
+    Expr oy = tap[0] * static_cast<int>(dilations[0]), ox = tap[1] * static_cast<int>(dilations[1]);
+    Expr from = at + (oy / s) * row + ox / s;
+    return s > 1 ? flat(from, ox % s, oy % s, ch, n) : flat(from, ch, n);
+  };
+}
+
 /// Builds the kernel for one convolution, choosing the source layout:
 ///  - strided axes are split into phases (source coordinate s * u + phase, stored with u
 ///    innermost), so every tap reads a dense vector instead of a strided one;
@@ -271,27 +305,16 @@ TensorFunc lower_conv(const ComputeContext &ctx, const ConvProblem &p) {
   bool wide = false;
   int64_t pitch = 0, positions = 0;
   if (spatial == 2 && strides[0] == strides[1]) {
-    pitch = width + (p.kernel[1] - 1) * dilations[1] / strides[1];
-    positions = (height - 1) * pitch + width;
+    pitch = wide_row_pitch(p);
+    positions = wide_row_positions(p, pitch);
     wide = lane_efficiency(height * width, positions, natural) > 1.1 * lane_efficiency(width, width, natural);
   }
   if (wide) {
-    // flat(q, [px, py,] c, n) = source at (s * (q / P) + py, s * (q % P) + px).
-    const int s = static_cast<int>(strides[0]), row = static_cast<int>(pitch);
-    Var q("q"), px("px"), py("py"), ch("ch"), n("n");
-    std::vector<Var> args = {q};
-    if (s > 1) args.insert(args.end(), {px, py});
-    args.insert(args.end(), {ch, n});
-    Expr phase_x = s > 1 ? Expr(px) : Expr(0), phase_y = s > 1 ? Expr(py) : Expr(0);
-    Func flat(func_name(p.name, "flat"));
-    flat(args) = p.source_value({(q / row) * s + phase_y, (q % row) * s + phase_x}, ch, n);
-    schedule_source(flat, p.input_elements, static_cast<int>(args.size()) - 2);
     c.out_spatial = {positions};
-    c.read = [flat, s, row, dilations](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch, Expr n) {
-      Expr oy = tap[0] * static_cast<int>(dilations[0]), ox = tap[1] * static_cast<int>(dilations[1]);
-      Expr at = pos[0] + (oy / s) * row + ox / s;
-      return s > 1 ? flat(at, ox % s, oy % s, ch, n) : flat(at, ch, n);
+    c.read = [read = wide_rows(p, pitch)](const std::vector<Expr> &pos, const std::vector<Expr> &tap, Expr ch, Expr n) {
+      return read(pos[0], tap, ch, n);
     };
+    const int row = static_cast<int>(pitch);
     Func conv = direct_conv(c);
     return define_tensor(output_name, out.dtype, out.shape, [&](const std::vector<Expr> &i) {
       return conv(i[2] * row + i[3], i[1], i[0]);
@@ -370,83 +393,133 @@ Func padded_input(const ConvProblem &p, bool schedule) {
   return padded;
 }
 
-/// The built-in kernel of a convolution (2-D or 3-D) over a weight blocked by B output
-/// channels (block_conv_weights): acc(lane, x, y[, t], block, n) accumulates a register tile
-/// of two blocks of B channels (vectors) by up to 7 positions of a row over all input
-/// channels and taps, each input element read as one broadcast; the output reads it back
-/// per channel.
+/// The built-in kernel of a convolution (1-D, 2-D or 3-D) over a weight blocked by B output
+/// channels (block_conv_weights): acc(lane, positions..., block, n) accumulates a register
+/// tile of one or two blocks of B channels (vectors) by a few positions of a row over all
+/// input channels and taps, each input element read as one broadcast; the output reads it
+/// back per channel.
+///
+/// The positions are the output map's (x, y[, t]), or, where rows are too short for a full
+/// tile (7x7, 13x13 and 14x14 maps: a tile that must divide the row gets 1, 1 and 2
+/// positions, and the 512-channel 7x7 conv ran at 19% of the FMA peak so), one axis of wide
+/// rows (wide_rows): tiles then run across rows at constant offsets, overlapping at the end.
 TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t block) {
   const TensorType &out = ctx.output_type(0);
   const Halide::Type acc_type = math_type(out.dtype);
   const size_t spatial = p.kernel.size();
   const int64_t width = p.out_shape.back(), blocks = p.out_shape[1] / block;
-  const Func source = p.unpadded_input.defined() ? p.unpadded_input : padded_input(p, true);
+  const int bl = static_cast<int>(block);
+
+  // Register tile: blocks by up to 7 positions, within the host's accumulator registers. Two
+  // blocks where a block of 16 floats is one register (AVX-512); one where it is two (AVX2),
+  // which ran ResNet-18 and VGG-11 faster there than two blocks of up to 3 positions (6.5
+  // against 8.4-9.0 ms and 84 against 99 ms).
+  const int registers_per_block = std::max(1, bl * acc_type.bits() / host_vector_bits());
+  const int tile_b = blocks % 2 == 0 && registers_per_block == 1 ? 2 : 1;
+  const int most_x = std::clamp(accumulator_registers() / (tile_b * registers_per_block), 1, 7);
+  int64_t tile_x = 1;  // within a row: its largest divisor
+  for (int d = 1; d <= most_x; ++d)
+    if (width % d == 0) tile_x = d;
+  // Wide rows where the row's own tile is poor (at most 2 positions) and theirs holds at least
+  // twice as many useful positions. Their tile is one position short of the register budget:
+  // on AVX2 the 7x7 and 14x14 convs ran 10-20% slower with 6 than with 5. On rows whose
+  // tile holds 4 positions (56x56, 28x28) wide rows measured 5-40% slower, so they stay.
+  int64_t pitch = 0, wide_positions = 0, wide_tile = 0;
+  if (spatial == 2 && p.strides[0] == p.strides[1] && tile_x <= 2 && most_x > 2) {
+    pitch = wide_row_pitch(p);
+    wide_positions = wide_row_positions(p, pitch);
+    wide_tile = std::min<int64_t>(most_x - 1, wide_positions);
+    const double useful = static_cast<double>(p.out_shape[2] * width) /
+                          static_cast<double>((wide_positions + wide_tile - 1) / wide_tile);
+    if (useful < 2.0 * static_cast<double>(tile_x)) wide_tile = 0;
+  }
+  const bool wide = wide_tile > 0;
+
   // Taps innermost, the row's first (Halide order), then the input channels.
   Halide::Region extents;
   for (size_t d = spatial; d-- > 0;) extents.push_back({0, static_cast<int>(p.kernel[d])});
   extents.push_back({0, static_cast<int>(p.channels_per_group)});
   RDom r(extents, func_name(p.name, "r"));
-  std::vector<Var> pos;  // Halide order: the row (x), then y, then t
-  for (size_t h = 0; h < spatial; ++h) pos.push_back(Var(std::string(1, "xyt"[std::min<size_t>(h, 2)]) + (h > 2 ? std::to_string(h) : "")));
+  std::vector<Expr> taps(spatial);  // ONNX order
+  for (size_t h = 0; h < spatial; ++h) taps[spatial - 1 - h] = r[static_cast<int>(h)];
+  const Expr ic = r[static_cast<int>(spatial)];
+  // Position axes, Halide order: the row (x) first.
+  std::vector<Var> pos;
+  for (size_t h = 0; h < (wide ? 1 : spatial); ++h)
+    pos.push_back(Var(std::string(1, "xyt"[std::min<size_t>(h, 2)]) + (h > 2 ? std::to_string(h) : "")));
   Var lane("lane"), b("b"), n("n");
   std::vector<Var> args = {lane};
   args.insert(args.end(), pos.begin(), pos.end());
   args.insert(args.end(), {b, n});
-  const int bl = static_cast<int>(block);
+  Expr value;
+  if (wide) {
+    value = wide_rows(p, pitch)(pos[0], taps, ic, n);
+  } else {
+    const Func source = p.unpadded_input.defined() ? p.unpadded_input : padded_input(p, true);
+    std::vector<Expr> read;  // Halide order
+    for (size_t h = 0; h < spatial; ++h) {
+      const size_t d = spatial - 1 - h;  // the ONNX axis of Halide position h
+      read.push_back(pos[h] * static_cast<int>(p.strides[d]) + taps[d] * static_cast<int>(p.dilations[d]));
+    }
+    read.push_back(ic);
+    read.push_back(n);
+    value = source(read);
+  }
   Func acc(func_name(p.name, "acc")), tiled(func_name(p.name, "tiled"));
   acc(args) = p.bias ? Halide::cast(acc_type, p.bias(b * bl + lane)) : Halide::Internal::make_zero(acc_type);
-  std::vector<Expr> read;  // Halide order
-  std::vector<Expr> taps(spatial);  // ONNX order
-  for (size_t h = 0; h < spatial; ++h) {
-    const size_t d = spatial - 1 - h;  // the ONNX axis of Halide position h
-    read.push_back(pos[h] * static_cast<int>(p.strides[d]) + r[static_cast<int>(h)] * static_cast<int>(p.dilations[d]));
-    taps[d] = r[static_cast<int>(h)];
-  }
-  const Expr ic = r[static_cast<int>(spatial)];
-  read.push_back(ic);
-  read.push_back(n);
-  acc(args) += Halide::cast(acc_type, source(read)) * Halide::cast(acc_type, p.blocked_weight(b, lane, ic, taps));
+  acc(args) += Halide::cast(acc_type, value) * Halide::cast(acc_type, p.blocked_weight(b, lane, ic, taps));
   tiled(args) = acc(args);
 
-  // Register tile: blocks by the largest divisor of the row up to 7 positions, within the
-  // host's accumulator registers. Two blocks where a block of 16 floats is one register
-  // (AVX-512); one where it is two (AVX2), which ran ResNet-18 and VGG-11 faster there than
-  // two blocks of up to 3 positions (6.5 against 8.4-9.0 ms and 84 against 99 ms).
-  const int registers_per_block = std::max(1, bl * acc_type.bits() / host_vector_bits());
-  const int tile_b = blocks % 2 == 0 && registers_per_block == 1 ? 2 : 1;
-  const int most_x = std::clamp(accumulator_registers() / (tile_b * registers_per_block), 1, 7);
-  int tile_x = 1;
-  for (int d = 1; d <= most_x; ++d)
-    if (width % d == 0) tile_x = d;
   Var xo("xo"), xi("xi"), bo("bo"), bi("bi"), outer("outer");
-  tiled.compute_root().split(pos[0], xo, xi, tile_x).split(b, bo, bi, tile_b);
+  tiled.compute_root().split(b, bo, bi, tile_b);
+  Var fused = bo;
+  if (wide) {
+    // Tiles shifted inwards at the end keep constant extents; a parallel task runs a wide
+    // row's worth of them, so there are rows x blocks tasks as on the map.
+    const int64_t tiles = (wide_positions + wide_tile - 1) / wide_tile;
+    const int64_t chunk = std::min<int64_t>(tiles, (pitch + wide_tile - 1) / wide_tile);
+    Var xc("xc"), xt("xt");
+    tiled.split(pos[0], xo, xi, static_cast<int>(wide_tile), TailStrategy::ShiftInwards)
+        .split(xo, xc, xt, static_cast<int>(chunk), TailStrategy::GuardWithIf)
+        .reorder(lane, xi, bi, xt, xc, bo, n)
+        .fuse(xc, bo, outer);
+    fused = outer;
+    acc.compute_at(tiled, xt);
+  } else {
+    tiled.split(pos[0], xo, xi, static_cast<int>(tile_x));
+    std::vector<Halide::VarOrRVar> order = {lane, xi, bi, xo};
+    for (size_t h = 1; h < spatial; ++h) order.push_back(pos[h]);
+    order.push_back(bo);
+    order.push_back(n);
+    tiled.reorder(order);
+    // The parallel loop: the rows outside the row tile, the pairs of blocks and the batch.
+    // (Running all rows per pair of blocks, so that a late layer's weights stream from
+    // memory once, measured the same on ResNet-18/50, VGG-11 and mc3_18: not done.)
+    if (spatial >= 2) {
+      fused = outer;
+      tiled.fuse(pos[spatial - 1], bo, outer);
+      for (size_t h = spatial - 1; h-- > 1;) tiled.fuse(pos[h], outer, outer);
+    }
+    acc.compute_at(tiled, xo);
+  }
   int64_t rows = 1;  // output positions outside the row
   for (size_t d = 2; d + 1 < p.out_shape.size(); ++d) rows *= p.out_shape[d];
-  std::vector<Halide::VarOrRVar> order = {lane, xi, bi, xo};
-  for (size_t h = 1; h < spatial; ++h) order.push_back(pos[h]);
-  order.push_back(bo);
-  order.push_back(n);
-  tiled.reorder(order);
-  // The parallel loop: the rows outside the row tile, the pairs of blocks and the batch.
-  // (Running all rows per pair of blocks, so that a late layer's weights stream from
-  // memory once, measured the same on ResNet-18/50, VGG-11 and mc3_18: not done.)
-  Var fused = bo;
-  if (spatial >= 2) {
-    fused = outer;
-    tiled.fuse(pos[spatial - 1], bo, outer);
-    for (size_t h = spatial - 1; h-- > 1;) tiled.fuse(pos[h], outer, outer);
-  }
   tiled.fuse(fused, n, fused).vectorize(lane);
   if (blocks * rows * p.out_shape[0] > 1) tiled.parallel(fused);
-  acc.compute_at(tiled, xo).vectorize(lane);
+  acc.vectorize(lane);
   std::vector<Halide::VarOrRVar> update_order = {lane, pos[0], b};
   for (size_t h = 0; h <= spatial; ++h) update_order.push_back(r[static_cast<int>(h)]);
-  for (size_t h = 1; h < spatial; ++h) update_order.push_back(pos[h]);
+  for (size_t h = 1; h < pos.size(); ++h) update_order.push_back(pos[h]);
   update_order.push_back(n);
   acc.update().reorder(update_order).vectorize(lane).unroll(pos[0]).unroll(b);
+  const int row = static_cast<int>(pitch);
   return define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
     std::vector<Expr> at = {i[1] % bl};
-    for (size_t h = 0; h < spatial; ++h) at.push_back(i[i.size() - 1 - h]);
+    if (wide) {
+      at.push_back(i[2] * row + i[3]);
+    } else {
+      for (size_t h = 0; h < spatial; ++h) at.push_back(i[i.size() - 1 - h]);
+    }
     at.push_back(i[1] / bl);
     at.push_back(i[0]);
     return tiled(at);

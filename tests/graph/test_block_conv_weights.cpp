@@ -146,3 +146,34 @@ TEST_CASE("the built-in conv kernels compute the same with the register tiles of
   }
   unsetenv("TESSEL_VECTOR_BITS");
 }
+
+TEST_CASE("blocked convs on short rows (wide-row tiles across rows) compute what they did", "[passes][block_conv]") {
+  // Maps whose rows hold at most 2 positions of a row tile: 7x7, 13x13, 14x14 from a stride-2
+  // conv, a dilated 3x3, a 5x5 and a map with a single position; at each vector width.
+  std::mt19937 rng(31);
+  struct Case {
+    int64_t size, k, stride, dilation;
+  };
+  for (const char *bits : {"256", "512"}) {
+    setenv("TESSEL_VECTOR_BITS", bits, 1);
+    for (const Case &c : std::vector<Case>{{7, 3, 1, 1}, {13, 3, 1, 1}, {28, 3, 2, 1}, {14, 3, 2, 1},
+                                           {11, 3, 1, 2}, {9, 5, 1, 1}, {1, 3, 1, 1}}) {
+      INFO("TESSEL_VECTOR_BITS=" << bits << " map " << c.size << " kernel " << c.k << " stride " << c.stride
+                                 << " dilation " << c.dilation);
+      const int64_t pad = c.k / 2 * c.dilation;
+      Builder b;
+      b.input("x", Shape{1, 24, c.size, c.size})
+          .constant("w", random_uniform({32, 24, c.k, c.k}, rng))
+          .constant("bias", random_uniform({32}, rng))
+          .node("Conv", {"x", "w", "bias"}, "y",
+                make_attributes({{"pads", std::vector<int64_t>(4, pad)},
+                                 {"strides", std::vector<int64_t>{c.stride, c.stride}},
+                                 {"dilations", std::vector<int64_t>{c.dilation, c.dilation}}}))
+          .output("y");
+      const Graph out = blocked_graph(b.g);
+      REQUIRE(conv_weight_block(first_node(out, "Conv")) == 16);
+      check_same_on_random_x(b.g, out, rng);
+    }
+  }
+  unsetenv("TESSEL_VECTOR_BITS");
+}

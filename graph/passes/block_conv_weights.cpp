@@ -40,7 +40,14 @@ bool blockable(const GraphRewriter &rw, int n) {
   const Shape &s = value.shape();
   int64_t taps = 1;
   for (size_t d = 2; d < s.size(); ++d) taps *= s[d];
-  return s[0] % kConvWeightBlock == 0 && taps > 1 && s[1] * taps >= kMinBlockedReduction;
+  if (taps == 1) {  // a matrix product: blocked only over a map too small to fill vectors along it
+    const TensorType &y = g.tensors[g.node_outputs[n][0]].type;
+    if (!y.rank_known || y.shape.size() < 3) return false;
+    int64_t positions = 1;
+    for (size_t d = 2; d < y.shape.size(); ++d) positions *= y.shape[d];
+    if (positions <= 0 || positions > kMaxBlockedPointwisePositions) return false;
+  }
+  return s[0] % kConvWeightBlock == 0 && s[1] * taps >= kMinBlockedReduction;
 }
 
 }  // namespace

@@ -45,11 +45,20 @@ std::vector<float> unblocked_conv_weight(const float *data, const Shape &blocked
 /// by rows after 2000, and 0.69-0.72 ms in the graph against 0.92-0.98.
 constexpr int64_t kMinBlockedReduction = 128;
 
+/// Most output positions of a blocked 1x1 convolution. Elsewhere 1x1 convolutions are matrix
+/// products vectorized along the positions (flatten_pointwise_conv makes one row of them);
+/// a 3x3 map fills 9 of 16 lanes that way, where the blocked kernel vectorizes along output
+/// channels. Measured on AVX2 (`tessel bench` of single convs, C -> M on an HxH map):
+/// 2048 -> 512 on 3x3 0.384 -> 0.161 ms, 400 -> 400 on 3x3 0.046-0.057 -> 0.027, 1024 -> 256
+/// on 6x6 0.21 -> 0.15, 160 -> 160 on 6x6 level; blocked was slower from 7x7 (960 -> 160:
+/// 0.16-0.18 -> 0.22-0.25) and on 56x56 (1.03-1.06 -> 1.22). (MobileNet-V2's 7x7 ones
+/// measured within 7% either way before.)
+constexpr int64_t kMaxBlockedPointwisePositions = 36;
+
 /// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no
-/// other node, 2 or 3 spatial axes with more than one tap in all (1x1 convolutions are matrix
-/// products that flatten_pointwise_conv serves; blocking MobileNet-V2's 7x7 ones measured
-/// within 7% either way), at least kMinBlockedReduction products per output and a multiple
-/// of 16 output channels.
+/// other node, 2 or 3 spatial axes with more than one tap in all, or one tap over at most
+/// kMaxBlockedPointwisePositions output positions, at least kMinBlockedReduction products
+/// per output and a multiple of 16 output channels.
 Result<Graph> block_conv_weights(Graph graph);
 
 }  // namespace tessel

@@ -177,3 +177,21 @@ TEST_CASE("blocked convs on short rows (wide-row tiles across rows) compute what
   }
   unsetenv("TESSEL_VECTOR_BITS");
 }
+
+TEST_CASE("block_conv_weights blocks 1x1 convs over maps of at most 36 positions, same outputs", "[passes][block_conv]") {
+  // Maps too small to fill vectors along them: 3x3, 6x6 and a pooled 1x1 (a squeeze-and-
+  // excitation conv); 7x7 and larger stay matrix products.
+  std::mt19937 rng(32);
+  for (const auto &[size, blocked] : std::vector<std::pair<int64_t, bool>>{{3, true}, {6, true}, {1, true}, {7, false}}) {
+    INFO("map " << size << "x" << size);
+    Builder b;
+    b.input("x", Shape{1, 128, size, size})
+        .constant("w", random_uniform({48, 128, 1, 1}, rng))
+        .constant("bias", random_uniform({48}, rng))
+        .node("Conv", {"x", "w", "bias"}, "y")
+        .output("y");
+    const Graph out = blocked_graph(b.g);
+    CHECK(conv_weight_block(first_node(out, "Conv")) == (blocked ? 16 : 1));
+    check_same_on_random_x(b.g, out, rng);
+  }
+}

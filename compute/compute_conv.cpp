@@ -443,17 +443,22 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
   std::vector<Expr> taps(spatial);  // ONNX order
   for (size_t h = 0; h < spatial; ++h) taps[spatial - 1 - h] = r[static_cast<int>(h)];
   const Expr ic = r[static_cast<int>(spatial)];
+  Var lane("lane"), b("b"), n("n");
+  // Input channel ic of the block's group (a block lies inside one group).
+  const Expr channel =
+      p.out_channels_per_group == p.out_shape[1]
+          ? ic
+          : (b * bl / static_cast<int>(p.out_channels_per_group)) * static_cast<int>(p.channels_per_group) + ic;
   // Position axes, Halide order: the row (x) first.
   std::vector<Var> pos;
   for (size_t h = 0; h < (wide ? 1 : spatial); ++h)
     pos.push_back(Var(std::string(1, "xyt"[std::min<size_t>(h, 2)]) + (h > 2 ? std::to_string(h) : "")));
-  Var lane("lane"), b("b"), n("n");
   std::vector<Var> args = {lane};
   args.insert(args.end(), pos.begin(), pos.end());
   args.insert(args.end(), {b, n});
   Expr value;
   if (wide) {
-    value = wide_rows(p, pitch)(pos[0], taps, ic, n);
+    value = wide_rows(p, pitch)(pos[0], taps, channel, n);
   } else {
     const Func source = p.unpadded_input.defined() ? p.unpadded_input : padded_input(p, true);
     std::vector<Expr> read;  // Halide order
@@ -461,7 +466,7 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
       const size_t d = spatial - 1 - h;  // the ONNX axis of Halide position h
       read.push_back(pos[h] * static_cast<int>(p.strides[d]) + taps[d] * static_cast<int>(p.dilations[d]));
     }
-    read.push_back(ic);
+    read.push_back(channel);
     read.push_back(n);
     value = source(read);
   }
@@ -556,7 +561,10 @@ TensorFunc plain_conv(const ComputeContext &ctx, const ConvProblem &p, int64_t b
     acc_shape[1] = out.shape[1] / block;
     acc_shape.push_back(block);
   }
-  Expr channel = (m / static_cast<int>(p.out_channels_per_group)) * static_cast<int>(p.channels_per_group) + ic;
+  // A block lies inside one group (block_conv_weights), so its group follows from the block
+  // alone: the read stays one broadcast per input element instead of one per lane.
+  Expr first_of_block = block > 1 ? block_index * static_cast<int>(block) : m;
+  Expr channel = (first_of_block / static_cast<int>(p.out_channels_per_group)) * static_cast<int>(p.channels_per_group) + ic;
   std::vector<Expr> coords(spatial), taps(spatial);
   for (size_t d = 0; d < spatial; ++d) {
     taps[d] = r[static_cast<int>(spatial - 1 - d)];

@@ -96,6 +96,9 @@ std::vector<TensorType> infer_conv(const InferenceContext &ctx) {
   if (out_channels != kUnknownDim && out_channels % group != 0)
     ctx.fail("W's " + std::to_string(out_channels) + " output channels are not divisible by group " +
              std::to_string(group));
+  if (block > 1 && out_channels != kUnknownDim && (out_channels / group) % block != 0)
+    ctx.fail("W blocked by " + std::to_string(block) + " output channels needs groups of a multiple of " +
+             std::to_string(block) + " output channels, got " + std::to_string(out_channels / group));
   check_bias(ctx, 2, out_channels);
 
   const std::vector<int64_t> kernel = kernel_shape(ctx, w, spatial);

@@ -36,8 +36,9 @@ bool blockable(const GraphRewriter &rw, int n) {
   if (!g.is_constant(w) || rw.is_pinned(w) || rw.sole_reader(w) != n) return false;
   const Tensor &value = *g.tensors[w].constant;
   if (value.dtype() != DType::Float32 || (value.rank() != 4 && value.rank() != 5)) return false;
-  if (node.attributes.get_int("group", 1) != 1) return false;
   const Shape &s = value.shape();
+  const int64_t group = node.attributes.get_int("group", 1);
+  if (group < 1 || s[0] % group != 0 || (s[0] / group) % kConvWeightBlock != 0) return false;  // blocks inside groups
   int64_t taps = 1;
   for (size_t d = 2; d < s.size(); ++d) taps *= s[d];
   if (taps == 1) {  // a matrix product: blocked only over a map too small to fill vectors along it

@@ -55,10 +55,11 @@ constexpr int64_t kMinBlockedReduction = 128;
 /// measured within 7% either way before.)
 constexpr int64_t kMaxBlockedPointwisePositions = 36;
 
-/// Blocks the weight of every Conv that has: group 1, a constant f32 weight read by no
-/// other node, 2 or 3 spatial axes with more than one tap in all, or one tap over at most
-/// kMaxBlockedPointwisePositions output positions, at least kMinBlockedReduction products
-/// per output and a multiple of 16 output channels.
+/// Blocks the weight of every Conv that has: groups of a multiple of 16 output channels (a
+/// block then lies inside one group: RegNet-X's and ResNeXt's grouped convs), a constant f32
+/// weight read by no other node, 2 or 3 spatial axes with more than one tap in all, or one tap over at most
+/// kMaxBlockedPointwisePositions output positions, and at least kMinBlockedReduction products
+/// per output.
 Result<Graph> block_conv_weights(Graph graph);
 
 }  // namespace tessel

@@ -195,3 +195,34 @@ TEST_CASE("block_conv_weights blocks 1x1 convs over maps of at most 36 positions
     check_same_on_random_x(b.g, out, rng);
   }
 }
+
+TEST_CASE("block_conv_weights blocks grouped convs whose groups hold multiples of 16 output channels",
+          "[passes][block_conv]") {
+  // RegNet-X: groups of 16 in and 16 out; ResNeXt's late stages: 16 or 32 per group. Groups of
+  // 8 (and depthwise convs) stay as they are. Row and wide-row tiles, plain and strided.
+  std::mt19937 rng(33);
+  struct Case {
+    int64_t c, m, group, size, stride;
+    bool blocked;
+  };
+  for (const Case &t : std::vector<Case>{{64, 64, 4, 12, 1, true},
+                                         {96, 96, 6, 7, 1, true},
+                                         {64, 128, 2, 14, 2, true},
+                                         {64, 64, 2, 9, 1, true},
+                                         {64, 64, 8, 12, 1, false}}) {
+    INFO(t.c << " -> " << t.m << " in " << t.group << " groups on " << t.size << "x" << t.size << " stride " << t.stride);
+    Builder b;
+    b.input("x", Shape{1, t.c, t.size, t.size})
+        .constant("w", random_uniform({t.m, t.c / t.group, 3, 3}, rng))
+        .constant("bias", random_uniform({t.m}, rng))
+        .node("Conv", {"x", "w", "bias"}, "y",
+              make_attributes({{"pads", std::vector<int64_t>(4, 1)},
+                               {"strides", std::vector<int64_t>{t.stride, t.stride}},
+                               {"group", t.group}}))
+        .output("y");
+    const Graph out = blocked_graph(b.g);
+    REQUIRE(conv_weight_block(first_node(out, "Conv")) == (t.blocked ? 16 : 1));
+    if (t.blocked) CHECK(conv_weight(out).shape() == Shape{t.m / 16, t.c / t.group, 3, 3, 16});
+    check_same_on_random_x(b.g, out, rng);
+  }
+}

@@ -239,6 +239,38 @@ TensorFunc plain_product(const ComputeContext &ctx, const MatmulSpec &s) {
   });
 }
 
+/// A MatMul of an A with batch dims by a 2-D B as one product of batch x M rows.
+TensorFunc folded_batch_matmul(const ComputeContext &ctx, MatmulSpec s, const TensorFunc &a) {
+  const TensorType &out = ctx.output_type(0);
+  const Shape batch = s.batch;  // A's own batch dims (B has none)
+  const int64_t m = s.m;
+  // Row r of the folded product: row r % m of batch element r / m (row-major over the batch).
+  auto unfold = [batch, m](Expr row) {
+    std::vector<Expr> index(batch.size() + 1);
+    index.back() = row % static_cast<int>(m);
+    Expr rest = row / static_cast<int>(m);
+    for (size_t d = batch.size(); d-- > 0;) {
+      index[d] = batch[d] == 1 ? Expr(0) : (d == 0 ? rest : rest % static_cast<int>(batch[d]));
+      if (d > 0) rest = rest / static_cast<int>(batch[d]);
+    }
+    return index;
+  };
+  s.m = m * shape_numel(batch);
+  s.batch.clear();
+  s.a = [a, unfold](Expr row, Expr col, const std::vector<Expr> &) {
+    std::vector<Expr> index = unfold(row);
+    index.push_back(col);
+    return a.at(index);
+  };
+  Func product = tiled_matmul(s);
+  const size_t batch_rank = batch.size();
+  return define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
+    Expr row = index[0];
+    for (size_t d = 1; d <= batch_rank; ++d) row = row * static_cast<int>(d < batch_rank ? batch[d] : m) + index[d];
+    return product(index.back(), row);
+  });
+}
+
 std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   const TensorFunc &a = ctx.input(0), &b = ctx.input(1);
   const TensorType &out = ctx.output_type(0);
@@ -256,6 +288,10 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   s.epilogue = [](Expr acc, Expr, Expr) { return acc; };
   s.b_batched = b.rank() > 2 && shape_numel(Shape(b.shape.begin(), b.shape.end() - 2)) > 1;
   if (ctx.plain && a.rank() >= 2 && b.rank() >= 2) return {plain_product(ctx, s)};
+  // One B for a batch of A's: the batch is more rows of one product (a ConvNeXt or
+  // transformer Linear over [1, H, W, C] tokens), so the register tile spans them and B is
+  // read once per tile of rows, not once per batch element.
+  if (a.rank() >= 3 && b.rank() == 2) return {folded_batch_matmul(ctx, s, a)};
   Func product = tiled_matmul(s);
 
   const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;

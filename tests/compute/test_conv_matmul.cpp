@@ -240,6 +240,11 @@ TEST_CASE("MatMul matches numpy over many shapes, batches and broadcasting", "[m
       {{7}, {2, 7, 19}},
       {{3, 2, 18, 7}, {7}},
       {{1, 2, 33, 8}, {3, 1, 8, 17}},
+      // A batch of A's times one 2-D B: one product over batch x M rows.
+      {{1, 3, 3, 64}, {64, 48}},
+      {{2, 5, 7}, {7, 20}},
+      {{3, 1, 4, 16}, {16, 40}},
+      {{2, 3, 6, 8}, {8, 17}},
       // Dot-product form: a column vector or a very narrow B with a long K.
       {{9, 40}, {40}},
       {{2, 50}, {50, 3}},

@@ -291,7 +291,7 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   // One B for a batch of A's: the batch is more rows of one product (a ConvNeXt or
   // transformer Linear over [1, H, W, C] tokens), so the register tile spans them and B is
   // read once per tile of rows, not once per batch element.
-  if (a.rank() >= 3 && b.rank() == 2) return {folded_batch_matmul(ctx, s, a)};
+  if (a.rank() >= 3 && b.rank() == 2 && s.m > 0 && shape_numel(s.batch) > 1) return {folded_batch_matmul(ctx, s, a)};
   Func product = tiled_matmul(s);
 
   const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;

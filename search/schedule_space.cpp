@@ -7,6 +7,7 @@
 #include "search/exact_cover.h"
 #include "search/cpu/mutation.h"
 #include "search/cpu/sampler.h"
+#include "search/cpu/unrolled_body.h"
 #include "search/gpu/gpu_sketch.h"
 
 namespace tessel {
@@ -97,7 +98,9 @@ Result<Schedule> ScheduleSpace::adapt(const ComputeDesc &compute, const Schedule
   }
   // On a CPU, the exact-cover check replays the schedule: it is admits() and more.
   TESSEL_TRY(fitted, repair_exact_cover(compute, fitted));
-  TESSEL_TRY_VOID(validate_exact_cover(compute, fitted));
+  Result<ScheduleTree> tree = validate_exact_cover(compute, fitted);
+  if (!tree.ok()) return tree.error();
+  TESSEL_TRY_VOID(check_unrolled_body(tree.value(), *cpu_));
   return fitted;
 }
 

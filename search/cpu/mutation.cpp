@@ -12,6 +12,7 @@
 
 #include "schedule/schedule_tree.h"
 #include "search/cpu/sketch.h"
+#include "search/cpu/unrolled_body.h"
 #include "search/exact_cover.h"
 
 namespace tessel {
@@ -351,7 +352,7 @@ Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &sch
     if (!repaired || *repaired == schedule) continue;
     Result<ScheduleTree> checked = validate_exact_cover(compute, *repaired);
     if (!checked || unrolls_too_much(*checked) || register_tile(*checked) > register_limit ||
-        computes_at_sub_tile(*repaired))
+        !check_unrolled_body(*checked, target).ok() || computes_at_sub_tile(*repaired))
       continue;
     return repaired;
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/integer_division.h"
+#include "search/cpu/unrolled_body.h"
 #include "search/exact_cover.h"
 
 namespace tessel {
@@ -278,13 +279,16 @@ class Chooser {
   SketchChoices choices_;
 };
 
-/// The schedule of these choices if it builds, replays and stays inside its regions.
+/// The schedule of these choices if it builds, replays and stays inside its regions; a
+/// sample must also stay within the unrolling cap (a default need not: it is never
+/// proposed for measuring, only compiled once).
 Result<Schedule> checked_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
-                                  const SketchChoices &choices) {
+                                  const SketchChoices &choices, bool sample) {
   Result<Schedule> schedule = build_sketch_schedule(compute, sketch, target, choices);
   if (!schedule) return schedule;
   Result<ScheduleTree> tree = validate_exact_cover(compute, *schedule);
   if (!tree) return make_error(tree.error().kind, "sketch " + sketch.name + ": " + tree.error().message);
+  if (sample) TESSEL_TRY_VOID(check_unrolled_body(*tree, target));
   return schedule;
 }
 
@@ -320,7 +324,7 @@ Schedule first_valid_draw(const std::function<Result<Schedule>()> &draw, const s
 Schedule sample_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
                          std::mt19937_64 &rng, SamplerStats *stats) {
   return first_valid_draw(
-      [&] { return checked_schedule(compute, sketch, target, sample_choices(compute, sketch, target, rng)); },
+      [&] { return checked_schedule(compute, sketch, target, sample_choices(compute, sketch, target, rng), true); },
       [&] { return default_cpu_schedule(compute, target); }, stats);
 }
 
@@ -337,7 +341,7 @@ Schedule default_cpu_schedule(const ComputeDesc &compute, const CpuTargetDesc &t
   // The rfactor sketch exists only where tiling leaves the threads idle: prefer it then.
   std::stable_partition(sketches.begin(), sketches.end(), [](const Sketch &s) { return s.name == "rfactor"; });
   for (const Sketch &sketch : sketches) {
-    Result<Schedule> schedule = checked_schedule(compute, sketch, target, default_choices(compute, sketch, target));
+    Result<Schedule> schedule = checked_schedule(compute, sketch, target, default_choices(compute, sketch, target), false);
     if (schedule) return schedule.value();
   }
   return Schedule{};

@@ -75,7 +75,7 @@ class CandidatePool {
       features[k] = candidate_features(compute_, schedules[fresh[k]], space_.parallelism());
     });
     for (size_t k = 0; k < fresh.size(); ++k)
-      seen_.emplace(hashes[fresh[k]], Candidate{schedules[fresh[k]], std::move(features[k]), 0});
+      seen_.emplace(hashes[fresh[k]], Candidate{schedules[fresh[k]], std::move(features[k]), 0, hashes[fresh[k]]});
     std::vector<Candidate> result;
     for (const std::string &hash : hashes) {
       const Candidate &c = seen_.at(hash);
@@ -119,6 +119,25 @@ std::vector<Schedule> breed(const ComputeDesc &compute, const ScheduleSpace &spa
   return made;
 }
 
+/// `count` samples of the space, drawn on all cores in chunks of fixed size, each chunk with
+/// its own generator seeded from `rng`, so the result does not depend on the thread count.
+std::vector<Schedule> fresh_samples(const ComputeDesc &compute, const ScheduleSpace &space, int count, int threads,
+                                    std::mt19937_64 &rng) {
+  constexpr int kChunk = 32;
+  const int chunks = (count + kChunk - 1) / kChunk;
+  std::vector<uint64_t> seeds(static_cast<size_t>(chunks));
+  for (uint64_t &seed : seeds) seed = rng();
+  std::vector<std::vector<Schedule>> drawn(seeds.size());
+  parallel_for_each(chunks, threads, [&](int i) {
+    std::mt19937_64 own(seeds[i]);
+    drawn[i] = space.sample(compute, std::min(kChunk, count - i * kChunk), own);
+  });
+  std::vector<Schedule> samples;
+  for (std::vector<Schedule> &chunk : drawn)
+    for (Schedule &s : chunk) samples.push_back(std::move(s));
+  return samples;
+}
+
 }  // namespace
 
 std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const ScheduleSpace &space,
@@ -128,7 +147,8 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const Sche
   CandidatePool considered(compute, space, options.threads);
   std::vector<Candidate> population = considered.consider(seeds);
   const int fresh = std::max(0, options.population - static_cast<int>(population.size()));
-  for (Candidate &c : considered.consider(space.sample(compute, fresh, rng))) population.push_back(std::move(c));
+  for (Candidate &c : considered.consider(fresh_samples(compute, space, fresh, options.threads, rng)))
+    population.push_back(std::move(c));
   score(model, population);
 
   const auto by_score = [](const Candidate &a, const Candidate &b) { return a.score > b.score; };
@@ -142,7 +162,8 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const Sche
     std::vector<Candidate> next;
     std::set<std::string> kept;
     for (const Candidate &c : population)
-      if (static_cast<int>(next.size()) < options.population && kept.insert(schedule_hash(c.schedule)).second)
+      if (static_cast<int>(next.size()) < options.population &&
+          kept.insert(c.hash.empty() ? schedule_hash(c.schedule) : c.hash).second)
         next.push_back(c);
     population = std::move(next);
   }

@@ -20,6 +20,7 @@ struct Candidate {
   Schedule schedule;
   std::vector<float> features;
   float score = 0;
+  std::string hash;  // schedule_hash(schedule) when known; empty: not computed
 };
 
 class SearchPolicy {

@@ -191,7 +191,11 @@ class Chooser {
       if (!k.reduction) continue;
       const int64_t f = random() && chance(*rng_, 50) ? pick(*rng_, divisors(k.extent)) : k.extent;
       choices_[A + ".reduce." + k.name] = f;
-      if (innermost) choices_[A + ".unroll_reduce"] = draw({0, 1}, k.extent <= 8 ? 1 : 0);
+      if (innermost) {
+        // Unrolled taps repeat the whole register tile: only within the cap on unrolled code.
+        const int64_t unrolled = draw({0, 1}, k.extent <= 8 ? 1 : 0);
+        choices_[A + ".unroll_reduce"] = used * f <= kMaxUnrolledBodyVectors ? unrolled : 0;
+      }
       innermost = false;
     }
 

@@ -9,6 +9,7 @@
 #include "search/cpu/mutation.h"
 #include "search/cpu/sampler.h"
 #include "search/cpu/sketch.h"
+#include "search/cpu/unrolled_body.h"
 #include "search/cpu/sketch_schedule.h"
 #include "search/exact_cover.h"
 #include "tests/support/schedule_selfcheck.h"
@@ -543,6 +544,51 @@ TEST_CASE("mutation covers each kind of choice", "[sketch]") {
     CHECK(tile <= kTarget.accumulator_budget());
   }
   CHECK(changed == std::set<std::string>{"split", "vectorize", "unroll", "fuse", "parallel", "compute_at"});
+}
+
+TEST_CASE("unrolled body: the vector statements one compute unrolls to", "[sketch]") {
+  // acc.u0's j tile (32 lanes: two AVX-512 vectors) x 8 rows x 16 k, all unrolled.
+  const ComputeDesc mm = matmul_compute_desc(64, 64, 64);
+  const Schedule big = parse_schedule(
+                           "tessel-schedule v1\n"
+                           "split acc.u0 j j_o j_i 32 auto\n"
+                           "split acc.u0 i i_o i_i 8 auto\n"
+                           "split acc.u0 k$x k_o k_i 16 auto\n"
+                           "reorder acc.u0 j_i i_i k_i j_o i_o k_o\n"
+                           "vectorize acc.u0 j_i\n"
+                           "unroll acc.u0 i_i\n"
+                           "unroll acc.u0 k_i\n")
+                           .value();
+  const ScheduleTree tree = validate_and_replay(mm, big).value();
+  CHECK(unrolled_body_vectors(tree, avx512_target()) == 2 * 8 * 16);
+  CHECK(unrolled_body_vectors(tree, avx2_target()) == 4 * 8 * 16);
+  CHECK(check_unrolled_body(tree, avx512_target()).ok());
+  Result<void> refused = check_unrolled_body(tree, avx2_target());
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("512 vector statements (the cap is 256)"));
+  const Schedule plain = parse_schedule("tessel-schedule v1\n").value();
+  CHECK(unrolled_body_vectors(validate_and_replay(mm, plain).value(), avx2_target()) == 1);
+}
+
+TEST_CASE("samples and mutants of a 7x7 stem conv stay within the unrolling cap", "[sketch]") {
+  // ResNet's stem: 3 input channels, a 7x7 kernel. Unrolling kx, ky and ic around a register
+  // tile made bodies of thousands of vectors that took seconds to compile.
+  const ComputeDesc stem = conv_desc(48, 48, 64, 102, 102, 3, {rvar("kx", 7), rvar("ky", 7), rvar("ic", 3)});
+  const CpuTargetDesc target = avx2_target(2);
+  std::mt19937_64 rng(11);
+  std::vector<Schedule> schedules = sample_schedules(stem, target, 200, rng);
+  for (int round = 0; round < 3; ++round) {
+    const size_t count = schedules.size();
+    for (size_t i = 0; i < count; ++i)
+      if (Result<Schedule> mutant = mutate_schedule(stem, schedules[i], target, rng)) schedules.push_back(*mutant);
+  }
+  int64_t largest = 0;
+  for (const Schedule &s : schedules) {
+    const ScheduleTree tree = validate_and_replay(stem, s).value();
+    largest = std::max(largest, unrolled_body_vectors(tree, target));
+  }
+  CHECK(largest <= kMaxUnrolledBodyVectors);
+  CHECK(largest > 16);  // the cap leaves real register tiles with unrolled taps
 }
 
 TEST_CASE("mutation of a schedule that does not replay is an error", "[sketch]") {

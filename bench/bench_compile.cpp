@@ -1,13 +1,15 @@
 // Where a candidate's compile time goes: for the measured records of a model's tasks in a
 // tuning database, rebuild each schedule's pipeline and time building it (tessel), Halide's
-// lowering, and the whole JIT compile (lowering, LLVM IR, optimization, machine code), with
-// and without Halide's assertions. One candidate at a time, one thread.
+// lowering alone, and the whole JIT compile (lowering, LLVM IR and its optimization, machine
+// code) as the tuner's workers run it, and again without Halide's assertions (which the
+// tuner keeps: they catch schedules that read inputs out of bounds). One candidate at a
+// time, one thread. --rows prints each record's compile time, unrolled body (in native
+// vectors, search/cpu/unrolled_body.h) and measured run time.
 //
-//   tessel_bench_compile --model M.onnx --db TUNED.db [--limit N] [--target llvm]
+//   tessel_bench_compile --model M.onnx --db TUNED.db [--limit N] [--target llvm] [--rows]
 #include <Halide.h>
 
 #include <algorithm>
-#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -16,8 +18,9 @@
 
 #include "compute/node_pipeline_internal.h"
 #include "executor/load_model.h"
-#include "task/task.h"
 #include "schedule/schedule_tree.h"
+#include "search/cpu/unrolled_body.h"
+#include "task/task.h"
 #include "tuning_db/tuning_database.h"
 
 using namespace tessel;
@@ -40,37 +43,47 @@ double sum(const std::vector<double> &v) {
   return s;
 }
 
-struct Phases {
-  std::vector<double> build, lower, jit, jit_no_asserts;
+struct Args {
+  std::string model, db, target = "llvm";
+  int limit = 1 << 30;
+  bool rows = false;
 };
+
+bool parse_args(int argc, char **argv, Args &args) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--rows") {
+      args.rows = true;
+      continue;
+    }
+    if (i + 1 >= argc) return false;
+    const std::string value = argv[++i];
+    if (flag == "--model") args.model = value;
+    else if (flag == "--db") args.db = value;
+    else if (flag == "--limit") args.limit = std::stoi(value);
+    else if (flag == "--target") args.target = value;
+    else return false;
+  }
+  return !args.model.empty() && !args.db.empty();
+}
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  std::string model_path, db_path, target_text = "llvm";
-  int limit = 1 << 30;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--model") model_path = value;
-    else if (flag == "--db") db_path = value;
-    else if (flag == "--limit") limit = std::stoi(value);
-    else if (flag == "--target") target_text = value;
-  }
-  if (model_path.empty() || db_path.empty()) {
-    std::fprintf(stderr, "usage: tessel_bench_compile --model M.onnx --db TUNED.db [--limit N] [--target llvm]\n");
+  Args args;
+  if (!parse_args(argc, argv, args)) {
+    std::fprintf(stderr, "usage: tessel_bench_compile --model M.onnx --db TUNED.db [--limit N] [--target llvm] [--rows]\n");
     return 2;
   }
   OptimizeOptions optimize;
-  optimize.target = target_text;
-  auto graph = load_optimized_model(model_path, optimize);
-  if (!graph.ok()) {
-    std::fprintf(stderr, "%s\n", graph.error().message.c_str());
-    return 1;
-  }
-  auto target = parse_target(target_text);
-  auto db = TuningDatabase::open(db_path);
-  if (!target.ok() || !db.ok()) {
-    std::fprintf(stderr, "bad target or database\n");
+  optimize.target = args.target;
+  auto graph = load_optimized_model(args.model, optimize);
+  auto target = parse_target(args.target);
+  auto db = TuningDatabase::open(args.db);
+  if (!graph.ok() || !target.ok() || !db.ok()) {
+    std::fprintf(stderr, "%s\n", !graph.ok()    ? graph.error().message.c_str()
+                                 : !target.ok() ? target.error().message.c_str()
+                                                : db.error().message.c_str());
     return 1;
   }
   auto shared_graph = std::make_shared<const Graph>(std::move(graph).value());
@@ -82,79 +95,55 @@ int main(int argc, char **argv) {
   }
   std::map<std::string, const Task *> by_key;
   for (const Task &t : tasks.tasks) by_key[t.workload_key] = &t;
+  // As in the tuner, the shared runtime is compiled once before any candidate.
   static_cast<void>(JitKernel::prepare_shared_runtime());
+  const Halide::Target jit_target =
+      Halide::Target(target->halide_target()).with_feature(Halide::Target::NoBoundsQuery);
+  const CpuTargetDesc cpu = cpu_target_desc(target.value());
 
-  Phases all;
+  std::vector<double> build, lower, jit, jit_no_asserts;
   std::vector<std::pair<double, std::string>> slowest;
-  int done = 0;
+  if (args.rows) std::printf("record,workload,unrolled_body_vectors,compile_s,run_ms\n");
   for (const TuningRecord &record : records.value()) {
-    if (done >= limit) break;
+    if (static_cast<int>(jit.size()) >= args.limit) break;
     auto found = by_key.find(record.workload_key);
     if (found == by_key.end() || record.status != RecordStatus::Ok) continue;
-    if (const char *only = getenv("ONLY_RECORD"); only && std::to_string(record.id) != only) continue;
-    auto schedule = parse_schedule(record.schedule_text);
+    // An empty schedule is the task's built-in one.
+    auto schedule = parse_schedule(record.schedule_text.empty() ? "tessel-schedule v1\n" : record.schedule_text);
     if (!schedule.ok()) continue;
+    const Schedule *chosen = record.schedule_text.empty() ? nullptr : &schedule.value();
     const Task &task = *found->second;
     auto start = Clock::now();
-    auto pipeline = build_pipeline(task, &schedule.value(), target.value());
+    auto pipeline = build_pipeline(task, chosen, target.value());
     if (!pipeline.ok()) continue;
-    all.build.push_back(seconds_since(start));
-    const Halide::Target host(target->halide_target());
-    const Halide::Target jit_target = host.with_feature(Halide::Target::NoBoundsQuery);
+    build.push_back(seconds_since(start));
     start = Clock::now();
     pipeline.value()->pipeline.compile_to_module(pipeline.value()->pipeline.infer_arguments(), "lowered", jit_target);
-    all.lower.push_back(seconds_since(start));
-    for (bool asserts : {getenv("ASSERTS_LAST") ? false : true, getenv("ASSERTS_LAST") ? true : false}) {
-      if (getenv("ONLY_ASSERTS") && !asserts) continue;
-      if (getenv("ONLY_PLAIN") && asserts) continue;
-      auto fresh = build_pipeline(task, &schedule.value(), target.value());
+    lower.push_back(seconds_since(start));
+    for (bool asserts : {true, false}) {
+      auto fresh = build_pipeline(task, chosen, target.value());
       start = Clock::now();
       fresh.value()->pipeline.compile_jit(asserts ? jit_target : jit_target.with_feature(Halide::Target::NoAsserts));
-      (asserts ? all.jit : all.jit_no_asserts).push_back(seconds_since(start));
+      (asserts ? jit : jit_no_asserts).push_back(seconds_since(start));
     }
-    if (const char *dump = getenv("DUMP_RECORD"); dump && std::to_string(record.id) == dump) {
-      for (bool asserts : {true, false}) {
-        auto fresh = build_pipeline(task, &schedule.value(), target.value());
-        fresh.value()->pipeline.compile_to_lowered_stmt(asserts ? "/tmp/stmt_asserts.txt" : "/tmp/stmt_plain.txt",
-                                                        fresh.value()->pipeline.infer_arguments(), Halide::Text,
-                                                        asserts ? jit_target : jit_target.with_feature(Halide::Target::NoAsserts));
-      }
+    if (args.rows) {
+      int64_t body = 1;
+      if (chosen)
+        if (auto tree = validate_and_replay(task.compute, *chosen); tree.ok()) body = unrolled_body_vectors(*tree, cpu);
+      std::printf("%lld,%s,%lld,%.3f,%.4f\n", static_cast<long long>(record.id), record.workload_key.c_str(),
+                  static_cast<long long>(body), jit.back(), record.median_seconds.value_or(0) * 1e3);
     }
-    if (getenv("CSV")) {
-      int64_t most = 1;
-      auto tree = validate_and_replay(task.compute, schedule.value());
-      if (tree.ok()) {
-        std::vector<const ScheduleNode *> loops;
-        std::function<void(int)> walk = [&](int index) {
-          const ScheduleNode &n = tree->nodes[index];
-          if (n.kind == ScheduleNodeKind::Compute) {
-            int64_t body = 1;
-            for (const ScheduleNode *l : loops)
-              if (l->loop_kind == LoopKind::Unrolled) body *= l->extent;
-              else if (l->loop_kind == LoopKind::Vectorized) body *= std::max<int64_t>(1, l->extent / 8);
-            most = std::max(most, body);
-          }
-          if (n.kind == ScheduleNodeKind::Loop) loops.push_back(&n);
-          for (int child : n.children) walk(child);
-          if (n.kind == ScheduleNodeKind::Loop) loops.pop_back();
-        };
-        walk(0);
-      }
-      std::printf("CSV,%ld,%.3f,%.4f,%s\n", (long)most, all.jit.back(), record.median_seconds.value_or(0) * 1e3,
-                  record.workload_key.c_str());
-    }
-    slowest.emplace_back(all.jit.back(), record.workload_key + " record " + std::to_string(record.id));
-    ++done;
+    slowest.emplace_back(jit.back(), record.workload_key + " record " + std::to_string(record.id));
   }
-  std::printf("%d candidates of %zu tasks (one thread)\n", done, tasks.tasks.size());
-  std::printf("%-28s %10s %10s\n", "phase", "median ms", "total s");
+  std::printf("%zu candidates of %zu tasks (one thread)\n", jit.size(), tasks.tasks.size());
+  std::printf("%-34s %10s %10s\n", "phase", "median ms", "total s");
   auto row = [](const char *name, const std::vector<double> &v) {
-    std::printf("%-28s %10.1f %10.2f\n", name, median(v) * 1e3, sum(v));
+    std::printf("%-34s %10.1f %10.2f\n", name, median(v) * 1e3, sum(v));
   };
-  row("build pipeline (tessel)", all.build);
-  row("lower (Halide)", all.lower);
-  row("JIT compile, all", all.jit);
-  row("JIT compile, no asserts", all.jit_no_asserts);
+  row("build pipeline (tessel)", build);
+  row("lower (Halide, alone)", lower);
+  row("JIT compile (as the tuner)", jit);
+  row("JIT compile without assertions", jit_no_asserts);
   std::sort(slowest.rbegin(), slowest.rend());
   for (size_t i = 0; i < std::min<size_t>(5, slowest.size()); ++i)
     std::printf("slowest: %.2f s %s\n", slowest[i].first, slowest[i].second.c_str());

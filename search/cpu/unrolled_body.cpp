@@ -1,7 +1,6 @@
 #include "search/cpu/unrolled_body.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,7 +30,6 @@ int64_t unrolled_body_vectors(const ScheduleTree &tree, const CpuTargetDesc &tar
 }
 
 Result<void> check_unrolled_body(const ScheduleTree &tree, const CpuTargetDesc &target) {
-  if (getenv("TESSEL_NO_UNROLL_CAP")) return {};
   const int64_t body = unrolled_body_vectors(tree, target);
   if (body > kMaxUnrolledBodyVectors)
     return make_error(ErrorKind::InvalidInput, "unrolls one compute to " + std::to_string(body) +

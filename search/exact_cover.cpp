@@ -207,12 +207,18 @@ Result<ScheduleTree> validate_exact_cover(const ComputeDesc &compute, const Sche
 }
 
 Result<Schedule> repair_exact_cover(const ComputeDesc &compute, Schedule schedule) {
+  Result<CoveredSchedule> repaired = repair_and_validate_exact_cover(compute, std::move(schedule));
+  if (!repaired) return repaired.error();
+  return std::move(repaired->schedule);
+}
+
+Result<CoveredSchedule> repair_and_validate_exact_cover(const ComputeDesc &compute, Schedule schedule) {
   // Each repair shrinks one factor, so this ends; the bound only guards against surprises.
   for (size_t round = 0; round < 4 * schedule.steps.size() + 4; ++round) {
     Result<ScheduleTree> tree = validate_and_replay(compute, schedule);
     if (!tree) return tree.error();
     std::optional<CoverViolation> v = find_cover_violation(compute, schedule, *tree);
-    if (!v) return schedule;
+    if (!v) return CoveredSchedule{std::move(schedule), std::move(tree).value()};
     ScheduleStep &step = schedule.steps[v->step];
     if (auto *s = std::get_if<SplitStep>(&step)) {
       s->factor = repaired_factor(*v, false);

@@ -45,4 +45,12 @@ Result<ScheduleTree> validate_exact_cover(const ComputeDesc &compute, const Sche
 /// the schedule stops replaying. Returns the repaired schedule, or the replay's error.
 Result<Schedule> repair_exact_cover(const ComputeDesc &compute, Schedule schedule);
 
+/// A repaired schedule with the tree of its last replay, which already passed the cover
+/// check: validate_exact_cover of it would replay it again for the same answer.
+struct CoveredSchedule {
+  Schedule schedule;
+  ScheduleTree tree;
+};
+Result<CoveredSchedule> repair_and_validate_exact_cover(const ComputeDesc &compute, Schedule schedule);
+
 }  // namespace tessel

@@ -348,13 +348,13 @@ Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &sch
   for (int attempt = 0; attempt < 64; ++attempt) {
     std::optional<Schedule> proposal = mutator.propose();
     if (!proposal) continue;
-    Result<Schedule> repaired = repair_exact_cover(compute, *proposal);
-    if (!repaired || *repaired == schedule) continue;
-    Result<ScheduleTree> checked = validate_exact_cover(compute, *repaired);
-    if (!checked || unrolls_too_much(*checked) || register_tile(*checked) > register_limit ||
-        !check_unrolled_body(*checked, target).ok() || computes_at_sub_tile(*repaired))
+    Result<CoveredSchedule> repaired = repair_and_validate_exact_cover(compute, *proposal);
+    if (!repaired || repaired->schedule == schedule) continue;
+    const ScheduleTree &checked = repaired->tree;
+    if (unrolls_too_much(checked) || register_tile(checked) > register_limit ||
+        !check_unrolled_body(checked, target).ok() || computes_at_sub_tile(repaired->schedule))
       continue;
-    return repaired;
+    return std::move(repaired->schedule);
   }
   return make_error("no valid mutation of the schedule found in 64 tries");
 }

@@ -4,12 +4,15 @@
 
 #include "codegen/cuda_device.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "base/scratch_allocator.h"
 #include "base/spin_pool.h"
 #include "codegen/halide_errors.h"
+#include "codegen/resolve_buffer_assertions.h"
 #include "compute/node_pipeline_internal.h"
 #include "compute/op_compute.h"
 
@@ -19,6 +22,9 @@ struct JitKernel::State {
   std::shared_ptr<NodePipeline> pipeline;
   Halide::Target target;
   double compile_seconds = 0;
+  /// Per parameter, and per computed output: the shape (Halide order) and type the kernel's
+  /// buffer assertions were resolved for, which bind() then requires. Empty: not resolved.
+  std::vector<std::optional<DeclaredBuffer>> input_declared, output_declared;
 };
 
 namespace {
@@ -28,6 +34,25 @@ namespace {
 Halide::Buffer<> as_halide_buffer(const Tensor &t, Halide::Type type) {
   std::vector<int> sizes(t.shape().rbegin(), t.shape().rend());
   return Halide::Buffer<>(type, const_cast<void *>(t.data()), sizes);
+}
+
+/// Whether `t`, wrapped as a buffer of `type` (dense, min 0), is the buffer the kernel was
+/// compiled for: its resolved assertions no longer check.
+Result<void> check_declared(const Tensor &t, Halide::Type type, const DeclaredBuffer &declared,
+                            const std::string &what) {
+  std::vector<int64_t> extents(t.shape().rbegin(), t.shape().rend()), strides;
+  int64_t stride = 1;
+  for (int64_t e : extents) {
+    strides.push_back(stride);
+    stride *= std::max<int64_t>(e, 1);
+  }
+  const bool zero_mins =
+      std::all_of(declared.mins.begin(), declared.mins.end(), [](int64_t m) { return m == 0; });
+  if (type == declared.type && extents == declared.extents && zero_mins && strides == declared.strides) return {};
+  std::string shape;
+  for (size_t d = declared.extents.size(); d-- > 0;) shape += (shape.empty() ? "" : "x") + std::to_string(declared.extents[d]);
+  return make_error(ErrorKind::InvalidInput, "kernel " + what + " does not match the buffer the kernel was compiled for (" +
+                                                 (shape.empty() ? std::string("a scalar") : shape) + ")");
 }
 
 /// Collects the first error message a pipeline reports during one call.
@@ -66,8 +91,27 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
     // A JIT kernel is always called with allocated buffers (run, bind), never asked for
     // bounds: leaving the bounds-query path out saves about a tenth of the compile.
     state->target = Halide::Target(target.halide_target()).with_feature(Halide::Target::NoBoundsQuery);
+    NodePipeline &p = *state->pipeline;
     auto start = std::chrono::steady_clock::now();
-    state->pipeline->pipeline.compile_jit(state->target);
+    // On the host, the assertions about buffers that bind() guarantees are resolved before code
+    // generation (codegen/resolve_buffer_assertions.h). GPU kernels keep them all.
+    const bool resolve = !state->target.has_gpu_feature();
+    if (resolve) {
+      std::vector<DeclaredBuffer> declared;
+      state->input_declared.resize(p.parameters.size());
+      for (size_t i = 0; i < p.parameters.size(); ++i)
+        if (p.parameter_used[i] && (state->input_declared[i] = declared_buffer(p.parameters[i].parameter())))
+          declared.push_back(*state->input_declared[i]);
+      for (const Halide::Func &output : p.pipeline.outputs()) {
+        const std::vector<Halide::OutputImageParam> buffers = output.output_buffers();
+        state->output_declared.push_back(buffers.size() == 1 ? declared_buffer(buffers[0].parameter()) : std::nullopt);
+        if (state->output_declared.back()) declared.push_back(*state->output_declared.back());
+      }
+      p.pipeline.add_custom_lowering_pass(new ResolveBufferAssertions(declared));
+    }
+    p.pipeline.compile_jit(state->target);
+    // The pipeline may be compiled again elsewhere (ahead of time): without the pass.
+    if (resolve) p.pipeline.clear_custom_lowering_passes();
     state->compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } catch (const Halide::Error &e) {
@@ -114,11 +158,17 @@ Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inpu
     if (!p.parameter_used[i]) continue;
     if (i >= inputs.size() || inputs[i] == nullptr)
       return make_error(ErrorKind::InvalidInput, "kernel input " + std::to_string(i) + " is missing");
+    if (i < state_->input_declared.size() && state_->input_declared[i])
+      TESSEL_TRY_VOID(check_declared(*inputs[i], p.parameters[i].type(), *state_->input_declared[i],
+                                     "input " + std::to_string(i)));
     bound->inputs.push_back(as_halide_buffer(*inputs[i], p.parameters[i].type()));
     bound->params.set(p.parameters[i], bound->inputs.back());
   }
-  for (int index : p.computed_outputs) {
-    Tensor &t = outputs.at(index);
+  for (size_t k = 0; k < p.computed_outputs.size(); ++k) {
+    Tensor &t = outputs.at(p.computed_outputs[k]);
+    if (k < state_->output_declared.size() && state_->output_declared[k])
+      TESSEL_TRY_VOID(check_declared(t, halide_type(t.dtype()), *state_->output_declared[k],
+                                     "output " + std::to_string(p.computed_outputs[k])));
     bound->outputs.push_back(as_halide_buffer(t, halide_type(t.dtype())));
   }
   if (bound->gpu) {

@@ -5,6 +5,7 @@
 #include "graph/fusion/fuse.h"
 #include "search/cpu/sampler.h"
 #include "tuner/benchmark_problems.h"
+#include "tests/support/jit_buffer_check.h"
 #include "tuner/measure.h"
 
 using namespace tessel;
@@ -132,4 +133,25 @@ TEST_CASE("the Builder and Runner are swappable parts of measuring", "[tuner][me
   REQUIRE_FALSE(reference.ok());
   CHECK(reference.error().message.find("refused by the test runner") != std::string::npos);
   CHECK(runner->refused == 1);
+}
+
+TEST_CASE("JIT kernels keep the bounds check their resolved buffer assertions leave", "[tuner][measure]") {
+  // JitKernel removes the assertions about its buffers that bind() guarantees
+  // (codegen/resolve_buffer_assertions.h); a kernel that reads its input out of bounds must
+  // still fail with Halide's message, and a buffer of another shape must be refused.
+  Result<std::vector<float>> copy = run_shifted_copy(10, 2, 12, 12);
+  REQUIRE(copy.ok());
+  for (int i = 0; i < 10; ++i) CHECK((*copy)[i] == static_cast<float>(i + 2));
+
+  Result<std::vector<float>> past_end = run_shifted_copy(10, 3, 12, 12);
+  REQUIRE_FALSE(past_end.ok());
+  CHECK_THAT(past_end.error().message, Catch::Contains("is accessed at 12, which is beyond the max (11)"));
+
+  Result<std::vector<float>> before_start = run_shifted_copy(10, -1, 12, 12);
+  REQUIRE_FALSE(before_start.ok());
+  CHECK_THAT(before_start.error().message, Catch::Contains("is accessed at -1, which is before the min (0)"));
+
+  Result<std::vector<float>> wrong_shape = run_shifted_copy(10, 0, 12, 11);
+  REQUIRE_FALSE(wrong_shape.ok());
+  CHECK_THAT(wrong_shape.error().message, Catch::Contains("does not match the buffer the kernel was compiled for (12)"));
 }

@@ -102,11 +102,12 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
       for (size_t i = 0; i < p.parameters.size(); ++i)
         if (p.parameter_used[i] && (state->input_declared[i] = declared_buffer(p.parameters[i].parameter())))
           declared.push_back(*state->input_declared[i]);
-      for (const Halide::Func &output : p.pipeline.outputs()) {
-        const std::vector<Halide::OutputImageParam> buffers = output.output_buffers();
-        state->output_declared.push_back(buffers.size() == 1 ? declared_buffer(buffers[0].parameter()) : std::nullopt);
-        if (state->output_declared.back()) declared.push_back(*state->output_declared.back());
-      }
+      // One entry per output buffer (a Tuple Func has several), in realization order.
+      for (const Halide::Func &output : p.pipeline.outputs())
+        for (const Halide::OutputImageParam &buffer : output.output_buffers()) {
+          state->output_declared.push_back(declared_buffer(buffer.parameter()));
+          if (state->output_declared.back()) declared.push_back(*state->output_declared.back());
+        }
       p.pipeline.add_custom_lowering_pass(new ResolveBufferAssertions(declared));
     }
     p.pipeline.compile_jit(state->target);

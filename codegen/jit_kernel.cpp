@@ -110,9 +110,9 @@ Result<JitKernel> JitKernel::compile(std::shared_ptr<NodePipeline> pipeline, con
         }
       p.pipeline.add_custom_lowering_pass(new ResolveBufferAssertions(declared));
     }
+    // The pass stays with the pipeline, which is this kernel's own from here on: clearing it
+    // would drop the compiled code, and realize() would compile it again, assertions and all.
     p.pipeline.compile_jit(state->target);
-    // The pipeline may be compiled again elsewhere (ahead of time): without the pass.
-    if (resolve) p.pipeline.clear_custom_lowering_passes();
     state->compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } catch (const Halide::Error &e) {

@@ -61,7 +61,7 @@ Result<void> ScheduleSpace::admits(const ComputeDesc &compute, const Schedule &s
   }
   auto tree = validate_and_replay(compute, schedule);
   if (!tree.ok()) return tree.error();
-  return {};
+  return check_unrolled_body(tree.value(), *cpu_);
 }
 
 namespace {

@@ -30,8 +30,9 @@ class ScheduleSpace {
   /// Schedules worth measuring before any search: the default, and on a GPU each other
   /// sketch's default choices.
   std::vector<Schedule> starting_points(const ComputeDesc &compute) const;
-  /// Whether `schedule` may be proposed here (it replays; on a GPU: binds every output and
-  /// fits the device's limits, tiles dividing their axes).
+  /// Whether `schedule` may be proposed here (it replays; on a CPU: within the unrolling cap,
+  /// search/cpu/unrolled_body.h; on a GPU: binds every output and fits the device's limits,
+  /// tiles dividing their axes).
   Result<void> admits(const ComputeDesc &compute, const Schedule &schedule) const;
   /// `schedule`, written for another shape of the same computation (same Funcs and loop
   /// names), fitted to this one: on a CPU, split factors that would leave a Func's region

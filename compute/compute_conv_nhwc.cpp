@@ -13,6 +13,8 @@
 #include "base/integer_division.h"
 #include "compute/op_compute.h"
 #include "compute/vector_isa.h"
+#include "graph/passes/block_conv_weights.h"
+#include "graph/passes/block_nhwc_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
 
 namespace tessel {
@@ -57,12 +59,17 @@ struct NhwcTile {
 /// The tile with the most accumulators within the host's register budget: two vectors where
 /// they divide the channels, unless one vector covers more positions (7 columns of a 7x7 map
 /// against 1); rows only once a whole row fits.
-NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height) {
+NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64_t weight_block) {
   const int budget = accumulator_registers();
   NhwcTile best;
   best.lanes = channel_lanes(channels);
+  best.vectors = weight_block > best.lanes ? static_cast<int>(weight_block / best.lanes) : 1;
   for (int vectors : {2, 1}) {
     if (channels % (vectors * best.lanes) != 0 && vectors > 1) continue;
+    // A tile over a blocked weight covers whole blocks: the weight's index m / B is then
+    // one value per tile and m % B a dense vector (Halide cannot prove that for a tile of
+    // 8 channels starting at a multiple of 8 within blocks of 16).
+    if ((vectors * best.lanes) % weight_block != 0) continue;
     NhwcTile t = best;
     t.vectors = vectors;
     t.columns = largest_divisor(width, budget / vectors);
@@ -82,7 +89,12 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1});
   const std::vector<int64_t> pads = a.get_ints("pads", {0, 0, 0, 0});
   const int64_t group = a.get_int("group", 1);
-  const int64_t kh = w.shape[0], kw = w.shape[1], in_per_group = w.shape[2], out_channels = out.shape[3];
+  // A weight blocked by output channels (block_nhwc_conv_weights) is [M / B, KH, KW, C / group, B].
+  const int64_t block = conv_weight_block(ctx.node);
+  const std::optional<NhwcConvWeightDims> dims = nhwc_conv_weight_dims(w.shape, block);
+  if (!dims) ctx.fail("W " + shape_to_string(w.shape) + " is not blocked by " + std::to_string(block));
+  const int64_t kh = dims->kernel_h, kw = dims->kernel_w, in_per_group = dims->in_per_group;
+  const int64_t out_channels = out.shape[3];
   const int64_t out_per_group = out_channels / group;
   if (channels != in_per_group * group) ctx.fail("W does not match the input's channels");
   const Halide::Type acc_type = math_type(out.dtype);
@@ -131,7 +143,9 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   Expr value = copy ? padded(c, px, py, n) : padded_value(c, px, py, n);
   Func acc(stage_name(ctx, "acc"));
   acc(m, ox, oy, n) = Halide::Internal::make_zero(acc_type);
-  acc(m, ox, oy, n) += Halide::cast(acc_type, value) * Halide::cast(acc_type, w.at({r.y, r.x, r.z, m}));
+  const int b = static_cast<int>(block);
+  const Expr weight = block > 1 ? w.at({m / b, r.y, r.x, r.z, m % b}) : w.at({r.y, r.x, r.z, m});
+  acc(m, ox, oy, n) += Halide::cast(acc_type, value) * Halide::cast(acc_type, weight);
 
   if (ctx.plain) {
     ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
@@ -144,7 +158,7 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
     // Groups, not single blocks: each parallel iteration costs an atomic claim, which a
     // depthwise conv's small blocks do not repay.
     const bool depthwise = in_per_group == 1 && out_per_group == 1;
-    const NhwcTile tile = choose_nhwc_tile(out_channels, out.shape[2], out.shape[1]);
+    const NhwcTile tile = choose_nhwc_tile(out_channels, out.shape[2], out.shape[1], block);
     const int64_t channel_blocks = ceil_div(out_channels, tile.lanes * tile.vectors);
     const int64_t row_blocks = out.shape[0] * (out.shape[1] / tile.rows);
     // No groups where the last channel block is partial (ShuffleNet's 58 channels): Halide

@@ -6,6 +6,7 @@
 
 #include "graph/ir/op_registry.h"
 #include "graph/passes/block_conv_weights.h"
+#include "graph/passes/block_nhwc_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
 
 namespace tessel {
@@ -234,10 +235,16 @@ std::vector<TensorType> infer_gemm(const InferenceContext &ctx) {
   return {make_type(ctx.input(0).dtype, out)};
 }
 
-/// X [N, H, W, C] (or [N, C, H, W]), W [KH, KW, C / group, M], B [M] -> [N, OH, OW, M].
+/// X [N, H, W, C] (or [N, C, H, W]), W [KH, KW, C / group, M] (or blocked), B [M] -> [N, OH, OW, M].
 std::vector<TensorType> infer_conv_nhwc(const InferenceContext &ctx) {
-  if (ctx.rank(0) != 4 || ctx.rank(1) != 4) ctx.fail("X and W must be 4-D");
-  const Shape &x = ctx.input(0).shape, &w = ctx.input(1).shape;
+  // block_nhwc_conv_weights stores W as [M / block, KH, KW, C / group, block].
+  const int64_t block = conv_weight_block(ctx.node);
+  if (ctx.rank(0) != 4 || ctx.rank(1) != (block > 1 ? 5 : 4))
+    ctx.fail(block > 1 ? "X must be 4-D and W 5-D (blocked)" : "X and W must be 4-D");
+  const Shape &x = ctx.input(0).shape;
+  const std::optional<NhwcConvWeightDims> dims = nhwc_conv_weight_dims(ctx.input(1).shape, block);
+  if (!dims) ctx.fail("W " + shape_to_string(ctx.input(1).shape) + " is not blocked by " + std::to_string(block));
+  const int64_t w[4] = {dims->kernel_h, dims->kernel_w, dims->in_per_group, dims->out_channels};
   const bool nchw = ctx.attrs().get_string("input_layout", "NHWC") == "NCHW";
   const int64_t n = x[0], c = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1], width = nchw ? x[3] : x[2];
   const int64_t group = ctx.attrs().get_int("group", 1);
@@ -246,7 +253,7 @@ std::vector<TensorType> infer_conv_nhwc(const InferenceContext &ctx) {
   const std::vector<int64_t> pads = ctx.attrs().get_ints("pads", {0, 0, 0, 0});
   if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) ctx.fail("strides, dilations and pads must be 2, 2 and 4 long");
   if (group < 1 || c % group != 0 || w[2] != c / group || w[3] % group != 0)
-    ctx.fail("W " + shape_to_string(w) + " does not fit " + std::to_string(c) + " input channels in " +
+    ctx.fail("W " + shape_to_string(ctx.input(1).shape) + " does not fit " + std::to_string(c) + " input channels in " +
              std::to_string(group) + " groups");
   if (ctx.has_input(2) && ctx.input(2).shape != Shape{w[3]})
     ctx.fail("B " + shape_to_string(ctx.input(2).shape) + " must be [" + std::to_string(w[3]) + "]");

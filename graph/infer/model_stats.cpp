@@ -1,6 +1,8 @@
 #include "graph/infer/model_stats.h"
 
 #include "graph/passes/block_conv_weights.h"
+#include "graph/passes/block_nhwc_conv_weights.h"
+#include "graph/passes/channels_last_conv.h"
 
 namespace tessel {
 
@@ -23,8 +25,9 @@ int64_t node_flops(const Graph &g, int n) {
     if (node.op_type == "Conv") return 2 * out_elems * kernel;
     return 2 * shape_numel(a->shape) * kernel;
   }
-  if (node.op_type == "TesselConvNHWC" && b && b->fully_known() && b->shape.size() == 4)
-    return 2 * out_elems * b->shape[0] * b->shape[1] * b->shape[2];  // W [KH, KW, C / group, M]
+  if (node.op_type == kConvNhwcOp && b && b->fully_known())
+    if (const auto w = nhwc_conv_weight_dims(b->shape, conv_weight_block(node)))
+      return 2 * out_elems * w->kernel_h * w->kernel_w * w->in_per_group;
   if ((node.op_type == "MatMul" || node.op_type == "Gemm") && a && a->fully_known() && !a->shape.empty()) {
     const int64_t k = node.op_type == "Gemm" && node.attributes.get_int("transA", 0) ? a->shape[0] : a->shape.back();
     return 2 * out_elems * k;

@@ -2,6 +2,7 @@
 
 #include "graph/infer/shape_inference.h"
 #include "graph/passes/block_conv_weights.h"
+#include "graph/passes/block_nhwc_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
 #include "graph/passes/eliminate_common_subexpressions.h"
 #include "graph/passes/eliminate_dead_code.h"
@@ -88,7 +89,8 @@ std::vector<GraphPass> layout_passes(PassTarget target) {
             {"pack_weights", pack_weights},
             {"winograd_conv", winograd_conv},
             {"flatten_pointwise_conv", flatten_pointwise_conv},
-            {"block_conv_weights", block_conv_weights}};
+            {"block_conv_weights", block_conv_weights},
+            {"block_nhwc_conv_weights", block_nhwc_conv_weights}};
   return {};
 }
 

@@ -10,6 +10,8 @@
 #include <random>
 
 #include "codegen/target.h"
+#include "graph/passes/block_conv_weights.h"
+#include "graph/passes/block_nhwc_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
 #include "graph/passes/pass_manager.h"
 #include "search/cpu/mutation.h"
@@ -64,6 +66,28 @@ std::shared_ptr<const Graph> channels_last_depthwise(int64_t c, int64_t hw, int6
   int nhwc = 0;
   for (const Node &node : converted.value().nodes) nhwc += node.op_type == kConvNhwcOp;
   REQUIRE(nhwc == 1);
+  return std::make_shared<const Graph>(std::move(converted.value()));
+}
+
+/// A depthwise 3x3 conv then a 1x1 conv c -> m after channels_last_conv and
+/// block_nhwc_conv_weights: the pointwise conv (the largest task) reads a weight blocked by
+/// 16 output channels.
+std::shared_ptr<const Graph> channels_last_blocked_pointwise(int64_t c, int64_t m, int64_t hw) {
+  GraphBuilder b("pointwise");
+  const int x = b.input("x", DType::Float32, {1, c, hw, hw});
+  Attributes attrs = ints_attrs({{"pads", {1, 1, 1, 1}}});
+  attrs.set("group", c);
+  const int depthwise = b.node("Conv", {x, b.weight("wd", DType::Float32, {c, 1, 3, 3}, 3)}, attrs);
+  const int pointwise = b.node(
+      "Conv", {b.node("Relu", {depthwise}), b.weight("w", DType::Float32, {m, c, 1, 1}, 5), b.weight("b", DType::Float32, {m}, 4)},
+      Attributes{});
+  auto graph = b.finish({b.node("Relu", {pointwise})});
+  auto converted = run_passes(*graph, {{"channels_last_conv", channels_last_conv},
+                                       {"block_nhwc_conv_weights", block_nhwc_conv_weights}});
+  REQUIRE(converted.ok());
+  int blocked = 0;
+  for (const Node &node : converted.value().nodes) blocked += node.op_type == kConvNhwcOp && conv_weight_block(node) > 1;
+  REQUIRE(blocked == 1);
   return std::make_shared<const Graph>(std::move(converted.value()));
 }
 
@@ -161,6 +185,7 @@ TEST_CASE("sampled schedules of conv tasks compute the default's output", "[sche
   check_sampled_schedules("depthwise 3x3 32ch 28x28", conv(32, 32, 28, 3, 1, 32));
   check_sampled_schedules("NHWC depthwise 32ch 28x28", channels_last_depthwise(32, 28, 1));
   check_sampled_schedules("NHWC depthwise s2 24ch 28x28", channels_last_depthwise(24, 28, 2));
+  check_sampled_schedules("NHWC blocked 1x1 48->64 7x7", channels_last_blocked_pointwise(48, 64, 7));
   check_sampled_schedules("conv+bias+relu+residual", conv_bias_relu_residual(32, 28));
 }
 

@@ -5,8 +5,10 @@
 // instead of one row of M channels apart. MobileNet-V2's last 1x1 convs (320 -> 1280 and
 // 160 -> 320 on a 3x3 map) read a 32-byte vector per input channel from rows 5120 and 1280
 // bytes apart: every read of the 320 -> 1280 one lands on another 4 KiB page, where the
-// hardware prefetchers stop, and it ran at 15 GFLOP/s. A layout pass, run for the CPU target
-// only, after channels_last_conv (layout_passes in pass_manager.h).
+// hardware prefetchers stop. In the model (AVX2, 2 threads) it took 0.40 ms at 18 GFLOP/s;
+// blocked, 0.14-0.17 ms (with the built-in schedule's rows inside each channel block,
+// compute_conv_nhwc.cpp). A layout pass, run for the CPU target only, after
+// channels_last_conv (layout_passes in pass_manager.h).
 #include <cstdint>
 #include <optional>
 

@@ -9,6 +9,7 @@
 
 #include "compute/op_compute.h"
 #include "compute/vector_isa.h"
+#include "graph/passes/panel_matmul_weights.h"
 
 namespace tessel {
 namespace {
@@ -33,6 +34,9 @@ struct MatmulSpec {
   bool a_rows_contiguous = true;
   /// Whether B differs between batch elements (then it is never packed).
   bool b_batched = false;
+  /// Columns per panel when B is stored as panels [N / width, K, width]
+  /// (panel_matmul_weights); 1 for a plain B.
+  int64_t b_panel = 1;
   Halide::Type acc_type;
   std::function<Expr(Expr acc, Expr i, Expr j)> epilogue;
 };
@@ -139,13 +143,18 @@ Func tiled_matmul(const MatmulSpec &s) {
   ProductVars v(s.batch.size());
   const Var &j = v.j, &i = v.i;
   const int vec = vector_width_for(s.n, natural);
-  const int64_t vectors = vec == 1 ? 1 : std::min<int64_t>(2, s.n / vec);
+  int64_t vectors = vec == 1 ? 1 : std::min<int64_t>(2, s.n / vec);
+  // Over panels stored at compile time, tiles divide N and lie inside one panel or cover
+  // whole ones, so each vector's panel index is one value (a tile of 32 on AVX-512 where N
+  // is not a multiple of 32 would straddle a panel at the end).
+  if (s.b_panel > 1 && vectors > 1 && (s.n % (vec * vectors) != 0 || (vec * vectors) % s.b_panel != 0)) vectors = 1;
   const int64_t col_tile = vec == 1 ? s.n : vec * vectors;
   // Rows of the register tile: 8 x 2 or 12 x 1 vectors, fewer where the host has fewer
   // registers (AVX2: 6 x 2).
   const int64_t row_tile =
       std::min<int64_t>({s.m, vectors >= 2 ? 8 : 12, std::max<int64_t>(1, accumulator_registers() / vectors)});
-  const bool pack = vec > 1 && s.k >= 16 && !s.b_batched && (s.m >= 2 * row_tile || !s.b_rows_contiguous);
+  const bool pack =
+      vec > 1 && s.k >= 16 && !s.b_batched && s.b_panel == 1 && (s.m >= 2 * row_tile || !s.b_rows_contiguous);
 
   MatrixRead b_read = s.b;
   if (pack) {
@@ -197,6 +206,19 @@ Func tiled_matmul(const MatmulSpec &s) {
     update.unroll(i);
   }
   return tiled;
+}
+
+/// B's matrix shape [K, N] from its panels (panel_matmul_weights); fails on any other shape.
+Shape panel_matrix_shape(const ComputeContext &ctx, const TensorFunc &b) {
+  const std::optional<Shape> matrix = matrix_of_panels(b.shape, matmul_panel_width(ctx.node));
+  if (!matrix) ctx.fail("B " + shape_to_string(b.shape) + " is not panels of " + std::to_string(matmul_panel_width(ctx.node)) + " columns");
+  return *matrix;
+}
+
+/// Element (row k, column j) of a B stored as panels [N / width, K, width].
+MatrixRead panel_reader(const TensorFunc &b, int64_t width) {
+  const int w = static_cast<int>(width);
+  return [b, w](Expr row, Expr col, const std::vector<Expr> &) { return b.at({col / w, row, col % w}); };
 }
 
 /// Element of a MatMul operand with numpy batch broadcasting; 1-D operands have no batch.
@@ -276,25 +298,31 @@ std::vector<TensorFunc> matmul_rule(const ComputeContext &ctx) {
   const TensorType &out = ctx.output_type(0);
   MatmulSpec s;
   s.name = halide_name(ctx.node.name.empty() ? "matmul" : ctx.node.name);
+  s.b_panel = matmul_panel_width(ctx.node);
+  const Shape b_shape = s.b_panel > 1 ? panel_matrix_shape(ctx, b) : b.shape;
+  const int b_rank = static_cast<int>(b_shape.size());
   s.m = a.rank() == 1 ? 1 : a.shape[a.rank() - 2];
   s.k = a.shape.back();
-  s.n = b.rank() == 1 ? 1 : b.shape.back();
+  s.n = b_rank == 1 ? 1 : b_shape.back();
   // Output batch dims: everything but the trailing matrix dims that survive.
-  const size_t kept_matrix_dims = (a.rank() != 1) + (b.rank() != 1);
+  const size_t kept_matrix_dims = (a.rank() != 1) + (b_rank != 1);
   s.batch.assign(out.shape.begin(), out.shape.end() - kept_matrix_dims);
   s.a = [a](Expr row, Expr col, const std::vector<Expr> &batch) { return matmul_operand(a, row, col, batch, true); };
-  s.b = [b](Expr row, Expr col, const std::vector<Expr> &batch) { return matmul_operand(b, row, col, batch, false); };
+  s.b = s.b_panel > 1 ? panel_reader(b, s.b_panel)
+                      : [b](Expr row, Expr col, const std::vector<Expr> &batch) {
+                          return matmul_operand(b, row, col, batch, false);
+                        };
   s.acc_type = accumulator_type(out.dtype);
   s.epilogue = [](Expr acc, Expr, Expr) { return acc; };
-  s.b_batched = b.rank() > 2 && shape_numel(Shape(b.shape.begin(), b.shape.end() - 2)) > 1;
-  if (ctx.plain && a.rank() >= 2 && b.rank() >= 2) return {plain_product(ctx, s)};
+  s.b_batched = b_rank > 2 && shape_numel(Shape(b_shape.begin(), b_shape.end() - 2)) > 1;
+  if (ctx.plain && a.rank() >= 2 && b_rank >= 2) return {plain_product(ctx, s)};
   // One B for a batch of A's: the batch is more rows of one product (a ConvNeXt or
   // transformer Linear over [1, H, W, C] tokens), so the register tile spans them and B is
   // read once per tile of rows, not once per batch element.
-  if (a.rank() >= 3 && b.rank() == 2 && s.m > 0 && shape_numel(s.batch) > 1) return {folded_batch_matmul(ctx, s, a)};
+  if (a.rank() >= 3 && b_rank == 2 && s.m > 0 && shape_numel(s.batch) > 1) return {folded_batch_matmul(ctx, s, a)};
   Func product = tiled_matmul(s);
 
-  const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
+  const bool a_vector = a.rank() == 1, b_vector = b_rank == 1;
   const size_t batch_rank = s.batch.size();
   return {define_tensor(s.name, out.dtype, out.shape, [&](const std::vector<Expr> &index) {
     // Halide order of the product: (j, i, batch innermost-first).
@@ -319,9 +347,16 @@ std::vector<TensorFunc> gemm_rule(const ComputeContext &ctx) {
   s.a = [a, trans_a](Expr row, Expr col, const std::vector<Expr> &) {
     return trans_a ? a.at({col, row}) : a.at({row, col});
   };
-  s.b = [b, trans_b](Expr row, Expr col, const std::vector<Expr> &) {
-    return trans_b ? b.at({col, row}) : b.at({row, col});
-  };
+  s.b_panel = matmul_panel_width(ctx.node);
+  if (s.b_panel > 1) {
+    if (trans_b) ctx.fail(std::string("a Gemm with ") + kMatmulPanelAttr + " cannot have transB");
+    panel_matrix_shape(ctx, b);
+    s.b = panel_reader(b, s.b_panel);
+  } else {
+    s.b = [b, trans_b](Expr row, Expr col, const std::vector<Expr> &) {
+      return trans_b ? b.at({col, row}) : b.at({row, col});
+    };
+  }
   s.b_rows_contiguous = !trans_b || s.n == 1;
   s.a_rows_contiguous = !trans_a || s.m == 1;
   s.acc_type = accumulator_type(out.dtype);

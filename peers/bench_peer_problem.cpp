@@ -6,6 +6,7 @@
 
 #include "graph/fusion/fuse.h"
 #include "graph/passes/block_conv_weights.h"
+#include "graph/passes/panel_matmul_weights.h"
 #include "tuner/schedule_benchmark.h"
 
 namespace tessel {
@@ -106,12 +107,20 @@ Result<void> describe_matmul(const GroupView &view, bench::PeerProblem &problem)
   auto b = view.buffer(ins[1]);
   if (!a.ok()) return a.error();
   if (!b.ok()) return b.error();
+  std::shared_ptr<std::vector<float>> matrix;
+  if (matmul_panel_width(node) > 1) {
+    // panel_matmul_weights stored B as [N / width, K, width]; peers read [K, N].
+    const std::vector<int64_t> panels = b->shape;
+    matrix = std::make_shared<std::vector<float>>(matrix_from_panels(b->data, panels));
+    b.value() = bench::PeerBuffer{matrix->data(), {panels[1], panels[0] * panels[2]}};
+  }
   if (a->shape.size() < 2 || b->shape.size() < 2)
     return make_error(ErrorKind::Unsupported, "matrix-vector products have no peer here");
   if (b->shape.size() > 2 && b->shape.size() != a->shape.size())
     return make_error(ErrorKind::Unsupported, "B's batch dims differ from A's");
   problem.op = bench::PeerOp::Matmul;
   problem.inputs = {a.value(), b.value()};
+  if (matrix) problem.storage.push_back(matrix);
   const int64_t n = b->shape.back();
   if (node.op_type == "Gemm" && ins.size() > 2 && ins[2] != kNoTensor) {
     auto c = view.buffer(ins[2]);

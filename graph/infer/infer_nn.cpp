@@ -8,6 +8,7 @@
 #include "graph/passes/block_conv_weights.h"
 #include "graph/passes/block_nhwc_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
+#include "graph/passes/panel_matmul_weights.h"
 
 namespace tessel {
 namespace {
@@ -188,10 +189,25 @@ void check_matmul_dtypes(const InferenceContext &ctx) {
 
 bool dims_conflict(int64_t a, int64_t b) { return a != kUnknownDim && b != kUnknownDim && a != b; }
 
+/// B of a MatMul or Gemm as a matrix: its own shape, or [K, N] when panel_matmul_weights
+/// stored it as panels [N / width, K, width].
+Shape matrix_b_shape(const InferenceContext &ctx) {
+  ctx.rank(1);  // throws while B's rank is unknown
+  const int64_t width = matmul_panel_width(ctx.node);
+  if (width <= 1) return ctx.input(1).shape;
+  if (ctx.node.op_type == "Gemm" && ctx.attrs().get_int("transB", 0) != 0)
+    ctx.fail(std::string("a Gemm with ") + kMatmulPanelAttr + " cannot have transB");
+  const std::optional<Shape> matrix = matrix_of_panels(ctx.input(1).shape, width);
+  if (!matrix)
+    ctx.fail("B " + shape_to_string(ctx.input(1).shape) + " is not panels of " + std::to_string(width) + " columns");
+  return *matrix;
+}
+
 std::vector<TensorType> infer_matmul(const InferenceContext &ctx) {
   check_matmul_dtypes(ctx);
-  const int rank_a = ctx.rank(0), rank_b = ctx.rank(1);
-  const Shape &a = ctx.input(0).shape, &b = ctx.input(1).shape;
+  const int rank_a = ctx.rank(0);
+  const Shape &a = ctx.input(0).shape, b = matrix_b_shape(ctx);
+  const int rank_b = static_cast<int>(b.size());
   if (rank_a < 1 || rank_b < 1)
     ctx.fail("A " + shape_to_string(a) + " and B " + shape_to_string(b) + " must have rank >= 1");
   // 1-D operands act as a row (A) or a column (B); that dimension is dropped afterwards.
@@ -209,8 +225,8 @@ std::vector<TensorType> infer_matmul(const InferenceContext &ctx) {
 
 std::vector<TensorType> infer_gemm(const InferenceContext &ctx) {
   check_matmul_dtypes(ctx);
-  const Shape &a = ctx.input(0).shape, &b = ctx.input(1).shape;
-  if (ctx.rank(0) != 2 || ctx.rank(1) != 2)
+  const Shape &a = ctx.input(0).shape, b = matrix_b_shape(ctx);
+  if (ctx.rank(0) != 2 || b.size() != 2)
     ctx.fail("A " + shape_to_string(a) + " and B " + shape_to_string(b) + " must be 2-D");
   const bool trans_a = ctx.attrs().get_int("transA", 0) != 0, trans_b = ctx.attrs().get_int("transB", 0) != 0;
   const int64_t m = trans_a ? a[1] : a[0], k_a = trans_a ? a[0] : a[1];

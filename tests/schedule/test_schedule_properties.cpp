@@ -13,6 +13,7 @@
 #include "graph/passes/block_conv_weights.h"
 #include "graph/passes/block_nhwc_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
+#include "graph/passes/panel_matmul_weights.h"
 #include "graph/passes/pass_manager.h"
 #include "search/cpu/mutation.h"
 #include "search/cpu/sampler.h"
@@ -38,6 +39,16 @@ std::shared_ptr<const Graph> matmul(int64_t m, int64_t n, int64_t k) {
   GraphBuilder b("matmul");
   const int a = b.input("a", DType::Float32, {m, k});
   return b.finish({b.node("MatMul", {a, b.weight("w", DType::Float32, {k, n}, 7)})});
+}
+
+/// A MatMul whose constant B panel_matmul_weights stored as panels of 16 columns.
+std::shared_ptr<const Graph> paneled_matmul(int64_t m, int64_t n, int64_t k) {
+  auto converted = run_passes(*matmul(m, n, k), {{"panel_matmul_weights", panel_matmul_weights}});
+  REQUIRE(converted.ok());
+  int paneled = 0;
+  for (const Node &node : converted.value().nodes) paneled += matmul_panel_width(node) > 1;
+  REQUIRE(paneled == 1);
+  return std::make_shared<const Graph>(std::move(converted.value()));
 }
 
 std::shared_ptr<const Graph> conv(int64_t c_in, int64_t c_out, int64_t hw, int64_t kernel, int64_t stride,
@@ -173,6 +184,7 @@ void check_sampled_schedules(const std::string &label, std::shared_ptr<const Gra
 TEST_CASE("sampled schedules of matmul tasks compute the default's output", "[schedule][property]") {
   check_sampled_schedules("matmul 512x512x512", matmul(512, 512, 512));
   check_sampled_schedules("matmul 197x83x61", matmul(197, 83, 61));
+  check_sampled_schedules("matmul 96x192x80, B paneled", paneled_matmul(96, 192, 80));
 }
 
 TEST_CASE("sampled schedules of conv tasks compute the default's output", "[schedule][property]") {

@@ -206,7 +206,9 @@ TEST_CASE("pack_weights runs in the CPU pipeline only, after the target-neutral 
   const ConstantEvaluator evaluate = make_constant_evaluator();
   const std::string neutral = pass_order_text(default_passes(evaluate));
   CHECK(pass_order_text(default_passes(evaluate, PassTarget::Cpu)) ==
-        neutral + " -> channels_last_conv -> pack_weights -> winograd_conv -> flatten_pointwise_conv -> block_conv_weights");
+        neutral +
+            " -> channels_last_conv -> pack_weights -> panel_matmul_weights -> winograd_conv -> flatten_pointwise_conv"
+            " -> block_conv_weights -> block_nhwc_conv_weights");
   CHECK(pass_order_text(default_passes(evaluate, PassTarget::Gpu)) == neutral);
   CHECK(layout_passes(PassTarget::Gpu).empty());
 

@@ -68,15 +68,29 @@ std::vector<TensorFunc> compute_concat(const ComputeContext &ctx) {
     if (extent > 0) pieces.push_back({&in, offset, extent});
     offset += extent;
   }
+  // Along an outer axis, one vector of the output lies in one piece: the chain branches
+  // (if_then_else) so a vector reads that piece alone, where a select chain loads every
+  // piece for every vector (24 pieces of [1, 32, 14, 14] with a BatchNormalization+Relu
+  // epilogue: 0.115 ms against 0.15-0.16). Along the innermost axis, where the schedule
+  // vectorizes, lanes may straddle pieces, so that chain selects per lane.
+  const bool branch = axis + 1 < rank && pieces.size() > 1;
   return {define_output(ctx, 0, [&](const Index &i) {
-    // A select chain from the last piece backwards; each read is clamped into its input
-    // so bounds inference never asks for more than the input holds.
+    // From the last piece backwards; each read is clamped into its input so bounds
+    // inference never asks for more than the input holds.
     Expr value;
     for (auto p = pieces.rbegin(); p != pieces.rend(); ++p) {
       Index src = i;
       src[axis] = Halide::clamp(i[axis] - p->offset, 0, p->extent - 1);
       Expr v = p->in->at(src);
-      value = value.defined() ? select(i[axis] < p->offset + p->extent, v, value) : v;
+      if (!value.defined()) {
+        value = v;
+      } else if (branch) {
+        value = Halide::Internal::Call::make(v.type(), Halide::Internal::Call::if_then_else,
+                                             {i[axis] < p->offset + p->extent, v, value},
+                                             Halide::Internal::Call::PureIntrinsic);
+      } else {
+        value = select(i[axis] < p->offset + p->extent, v, value);
+      }
     }
     return value;
   })};

@@ -9,12 +9,25 @@ void apply_default_schedule(TensorFunc &output) {
   if (rank == 0) return;
   Halide::Func &f = output.func;
   std::vector<Halide::Var> vars = f.args();  // Halide order: innermost first
-  const int64_t inner_extent = output.shape.back();
   const int vector_width = output.dtype == DType::Float64 || output.dtype == DType::Int64 ? 8 : 16;
-  if (inner_extent >= vector_width) f.vectorize(vars[0], vector_width, Halide::TailStrategy::GuardWithIf);
+  // Rows shorter than a vector (the 14x14 and 7x7 maps of NCHW CNNs) are fused with the
+  // next axes into one loop that is: a row of 14 ran one element at a time. A Concat of 24
+  // pieces of [1, 32, 14, 14] with a BatchNormalization+Relu epilogue (DenseNet-121's
+  // pattern, whose such kernels took 5.4 of its 19 ms) took 0.59 ms so, 0.115 ms vectorized.
+  Halide::Var inner = vars[0];
+  int64_t inner_extent = output.shape.back();
+  int inner_axes = 1;  // Halide axes fused into `inner`
+  while (inner_extent < vector_width && inner_axes < rank) {
+    Halide::Var next(inner.name() + "_" + vars[inner_axes].name());
+    f.fuse(inner, vars[inner_axes], next);
+    inner = next;
+    inner_extent *= output.shape[rank - 1 - inner_axes];
+    ++inner_axes;
+  }
+  if (inner_extent >= vector_width) f.vectorize(inner, vector_width, Halide::TailStrategy::GuardWithIf);
 
   const int64_t numel = shape_numel(output.shape);
-  if (numel < 16384 || rank < 2) return;
+  if (numel < 16384 || inner_axes >= rank) return;
   // Fuse outer loops into one so there is enough parallelism even when N == 1, but no more
   // than that: every iteration of a parallel loop is claimed by an atomic operation, and a
   // [1, 36, 64, 14, 14] tensor fused down to its rows made 32256 claims of 14 elements
@@ -26,7 +39,7 @@ void apply_default_schedule(TensorFunc &output) {
   constexpr int64_t kMinElementsPerIteration = 512;
   Halide::Var fused = vars[rank - 1];
   int64_t iterations = output.shape[0];
-  for (int d = rank - 2; d >= 1 && iterations < kEnoughParallelIterations; --d) {
+  for (int d = rank - 2; d >= inner_axes && iterations < kEnoughParallelIterations; --d) {
     const int64_t next_iterations = iterations * output.shape[rank - 1 - d];
     if (iterations > 1 && numel / next_iterations < kMinElementsPerIteration) break;
     Halide::Var next(fused.name() + "_" + vars[d].name());

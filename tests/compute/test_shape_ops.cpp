@@ -38,6 +38,37 @@ TEST_CASE("Concat joins along an axis and skips empty inputs", "[shape_ops]") {
   CHECK(values_of(out[0]) == std::vector<double>{0, 1, 10, 2, 3, 11});
 }
 
+TEST_CASE("Concat of many pieces along an outer axis over short rows (branches, fused vector rows)",
+          "[shape_ops]") {
+  // DenseNet's pattern: pieces of 3 and 5 channels on 7x7 maps, joined along the channels;
+  // the output's rows are fused into one vector loop and each vector reads its piece alone.
+  std::vector<TensorType> types;
+  std::vector<Tensor> pieces;
+  int64_t channels = 0;
+  for (int k = 0; k < 9; ++k) {
+    const int64_t c = k % 2 == 0 ? 3 : 5;
+    types.push_back(float_type({1, c, 7, 7}));
+    Tensor piece = iota_tensor({1, c, 7, 7});
+    float *p = piece.data_as<float>();
+    for (int64_t e = 0; e < piece.numel(); ++e) p[e] += 1000.0f * static_cast<float>(k);
+    pieces.push_back(piece);
+    channels += c;
+  }
+  Attributes a;
+  a.set("axis", int64_t{1});
+  auto out = run_node("Concat", types, {}, pieces, a)[0];
+  REQUIRE(out.shape() == Shape{1, channels, 7, 7});
+  bool all_match = true;
+  int64_t first = 0;
+  for (int k = 0; k < 9; ++k) {
+    const int64_t c = k % 2 == 0 ? 3 : 5;
+    for (int64_t e = 0; e < c * 49; ++e)
+      all_match &= out.element_as_double(first * 49 + e) == 1000.0 * k + static_cast<double>(e);
+    first += c;
+  }
+  CHECK(all_match);
+}
+
 TEST_CASE("Split by sizes, evenly, and by num_outputs", "[shape_ops]") {
   SECTION("sizes input") {
     auto out = run_node("Split", {float_type({5}), int64_type({2})}, {std::nullopt, ints({2, 3})},

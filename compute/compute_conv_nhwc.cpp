@@ -79,6 +79,30 @@ NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64
   return best;
 }
 
+/// The loops of the built-in schedule's tiles: channel groups (mg), blocks of a group
+/// (mo), vectors of a block (mv) and their lanes (mi); column and row tiles (xo, yo) and the
+/// positions inside one (xi, yi).
+struct TileLoops {
+  Var mo{"mo"}, mg{"mg"}, mi{"mi"}, mv{"mv"}, xo{"xo"}, xi{"xi"}, yo{"yo"}, yi{"yi"};
+};
+
+/// Splits (m, ox, oy) of a Func's pure stage or of an update into the register tile's loops,
+/// vectorizes its lanes and unrolls the rest of the tile. `block_tail`: the tail strategy of
+/// the split into channel blocks (a partial last block needs GuardWithIf).
+template <typename StageLike>
+void split_into_tiles(StageLike &stage, const NhwcTile &tile, int blocks_per_group, const TileLoops &l, Var m,
+                      Var ox, Var oy, TailStrategy block_tail) {
+  stage.split(m, l.mo, l.mi, tile.lanes * tile.vectors, block_tail)
+      .split(l.mo, l.mg, l.mo, blocks_per_group, TailStrategy::GuardWithIf)
+      .split(l.mi, l.mv, l.mi, tile.lanes)
+      .split(ox, l.xo, l.xi, tile.columns)
+      .split(oy, l.yo, l.yi, tile.rows)
+      .vectorize(l.mi)
+      .unroll(l.mv)
+      .unroll(l.xi)
+      .unroll(l.yi);
+}
+
 std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   const TensorFunc &x = ctx.input(0), &w = ctx.input(1);
   const TensorType &out = ctx.output_type(0);
@@ -176,7 +200,10 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
         : row_blocks >= kEnoughParallelIterations || !whole_blocks
             ? 1 : std::min(channel_blocks, ceil_div(kEnoughParallelIterations, row_blocks));
     const int blocks_per_group = static_cast<int>(ceil_div(channel_blocks, groups));
-    Var mo("mo"), mg("mg"), mi("mi"), mv("mv"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), block("block");
+    const TileLoops loops;
+    const Var &mo = loops.mo, &mg = loops.mg, &mi = loops.mi, &mv = loops.mv, &xo = loops.xo, &xi = loops.xi,
+              &yo = loops.yo, &yi = loops.yi;
+    Var block("block");
     if (whole_blocks) {
       // Each tile accumulates in registers and is stored once (tiled). Accumulating in a
       // root buffer instead cost a pass that zeroed it and one that read and wrote it back
@@ -185,16 +212,8 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
       // 0.19-0.20 against 0.14-0.15; the depthwise convs measured the same either way.
       Func tiled(stage_name(ctx, "tiled"));
       tiled(m, ox, oy, n) = acc(m, ox, oy, n);
-      tiled.compute_root()
-          .split(m, mo, mi, tile.lanes * tile.vectors)
-          .split(mo, mg, mo, blocks_per_group, TailStrategy::GuardWithIf)
-          .split(mi, mv, mi, tile.lanes)
-          .split(ox, xo, xi, tile.columns)
-          .split(oy, yo, yi, tile.rows)
-          .vectorize(mi)
-          .unroll(mv)
-          .unroll(xi)
-          .unroll(yi);
+      tiled.compute_root();
+      split_into_tiles(tiled, tile, blocks_per_group, loops, m, ox, oy, TailStrategy::Auto);
       Var tile_loop = xo;  // the innermost loop outside the tile
       if (rows_inside_blocks) {
         tiled.reorder(mi, mv, xi, yi, xo, yo, mo, mg, n).parallel(mg);
@@ -223,15 +242,7 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
     } else {
       acc.compute_root().vectorize(m, tile.lanes, TailStrategy::GuardWithIf).parallel(oy);
       Halide::Stage update = acc.update();
-      update.split(m, mo, mi, tile.lanes * tile.vectors, TailStrategy::GuardWithIf)
-          .split(mo, mg, mo, blocks_per_group, TailStrategy::GuardWithIf)
-          .split(mi, mv, mi, tile.lanes)
-          .split(ox, xo, xi, tile.columns)
-          .split(oy, yo, yi, tile.rows)
-          .vectorize(mi)
-          .unroll(mv)
-          .unroll(xi)
-          .unroll(yi);
+      split_into_tiles(update, tile, blocks_per_group, loops, m, ox, oy, TailStrategy::GuardWithIf);
       if (depthwise) update.reorder(mi, mv, xi, yi, r.x, r.y, r.z, mo, xo, mg, yo, n);
       else update.reorder(mi, mv, xi, yi, r.x, r.y, r.z, xo, mo, mg, yo, n);
       update.fuse(mg, yo, block).parallel(block);

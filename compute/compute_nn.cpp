@@ -210,8 +210,9 @@ Func tiled_matmul(const MatmulSpec &s) {
 
 /// B's matrix shape [K, N] from its panels (panel_matmul_weights); fails on any other shape.
 Shape panel_matrix_shape(const ComputeContext &ctx, const TensorFunc &b) {
-  const std::optional<Shape> matrix = matrix_of_panels(b.shape, matmul_panel_width(ctx.node));
-  if (!matrix) ctx.fail("B " + shape_to_string(b.shape) + " is not panels of " + std::to_string(matmul_panel_width(ctx.node)) + " columns");
+  const int64_t width = matmul_panel_width(ctx.node);
+  const std::optional<Shape> matrix = matrix_of_panels(b.shape, width);
+  if (!matrix) ctx.fail("B " + shape_to_string(b.shape) + " is not panels of " + std::to_string(width) + " columns");
   return *matrix;
 }
 

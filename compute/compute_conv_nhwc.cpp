@@ -208,8 +208,8 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
       // Each tile accumulates in registers and is stored once (tiled). Accumulating in a
       // root buffer instead cost a pass that zeroed it and one that read and wrote it back
       // per tile. MobileNet-V2 (96x96 input, AVX2, in the model): its 16 -> 96 1x1 conv on
-      // 48x48 took 0.20-0.24 ms so, 0.12-0.15 ms tiled, and the 320 -> 1280 one on 3x3
-      // 0.19-0.20 against 0.14-0.15; the depthwise convs measured the same either way.
+      // 48x48 took 0.19-0.24 ms so, 0.12-0.18 ms tiled, and the 320 -> 1280 one on 3x3
+      // 0.18-0.20 against 0.14-0.16; the depthwise convs measured the same either way.
       Func tiled(stage_name(ctx, "tiled"));
       tiled(m, ox, oy, n) = acc(m, ox, oy, n);
       tiled.compute_root();

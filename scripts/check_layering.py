@@ -31,14 +31,18 @@ ALLOWED["tools"] = set(ALLOWED) | {"peers", "report"}
 GRAPH_CHAIN = {"ir": set(), "infer": {"ir"}, "onnx": {"ir", "infer"}, "fusion": {"ir", "infer"},
                "passes": {"ir", "infer", "onnx", "fusion"}}
 
-# Arrows kept on purpose. tessel's internal ops (TesselConvNHWC, the conv over a blocked weight,
-# the Winograd transforms) are declared by the pass that introduces them, next to the rewrite;
-# inference and FLOP counting read those declarations.
+# Arrows kept on purpose. tessel's internal ops and layouts (TesselConvNHWC, convs over a
+# blocked weight, products over a B in panels, the Winograd transforms) are declared by the pass
+# that introduces them, next to the rewrite; inference and FLOP counting read those declarations.
 KEPT = {
     ("graph/infer/infer_nn.cpp", "graph/passes/block_conv_weights.h"),
+    ("graph/infer/infer_nn.cpp", "graph/passes/block_nhwc_conv_weights.h"),
     ("graph/infer/infer_nn.cpp", "graph/passes/channels_last_conv.h"),
+    ("graph/infer/infer_nn.cpp", "graph/passes/panel_matmul_weights.h"),
     ("graph/infer/infer_winograd.cpp", "graph/passes/winograd_conv.h"),
     ("graph/infer/model_stats.cpp", "graph/passes/block_conv_weights.h"),
+    ("graph/infer/model_stats.cpp", "graph/passes/block_nhwc_conv_weights.h"),
+    ("graph/infer/model_stats.cpp", "graph/passes/channels_last_conv.h"),
 }
 
 # Modules that link tessel_graph_core, not tessel_graph (no ONNX import in the deploy runtime).

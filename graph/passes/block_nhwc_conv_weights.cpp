@@ -5,20 +5,18 @@
 #include "graph/ir/graph_rewriter.h"
 #include "graph/passes/block_conv_weights.h"
 #include "graph/passes/channels_last_conv.h"
+#include "graph/passes/panel_matmul_weights.h"
 
 namespace tessel {
 namespace {
 
-/// [KH, KW, C/g, M] -> [M / block, KH, KW, C/g, block]: output channel o's values, in
-/// (KH, KW, C/g) order, land where blocked_weight_offset puts them.
+/// [KH, KW, C/g, M] -> [M / block, KH, KW, C/g, block]: the weight as a matrix
+/// [KH * KW * C/g, M] in panels of `block` output channels.
 Tensor blocked_hwio(const Tensor &w, int64_t block) {
   const Shape &s = w.shape();
   const int64_t m = s[3], per_channel = s[0] * s[1] * s[2];
   Tensor out(w.dtype(), Shape{m / block, s[0], s[1], s[2], block});
-  const auto *src = static_cast<const float *>(w.data());
-  auto *dst = static_cast<float *>(out.data());
-  for (int64_t k = 0; k < per_channel; ++k)
-    for (int64_t o = 0; o < m; ++o) dst[blocked_weight_offset(o, k, per_channel, block)] = src[k * m + o];
+  copy_into_panels(static_cast<const float *>(w.data()), per_channel, m, block, static_cast<float *>(out.data()));
   return out;
 }
 

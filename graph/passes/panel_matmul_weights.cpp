@@ -11,10 +11,7 @@ namespace {
 Tensor panels(const Tensor &b, int64_t width) {
   const int64_t k = b.shape()[0], n = b.shape()[1];
   Tensor out(b.dtype(), Shape{n / width, k, width});
-  const auto *src = static_cast<const float *>(b.data());
-  auto *dst = static_cast<float *>(out.data());
-  for (int64_t row = 0; row < k; ++row)
-    for (int64_t col = 0; col < n; ++col) dst[((col / width) * k + row) * width + col % width] = src[row * n + col];
+  copy_into_panels(static_cast<const float *>(b.data()), k, n, width, static_cast<float *>(out.data()));
   return out;
 }
 
@@ -46,6 +43,12 @@ std::optional<Shape> matrix_of_panels(const Shape &panels, int64_t width) {
       panels[0] > std::numeric_limits<int64_t>::max() / width)
     return std::nullopt;
   return Shape{panels[1], panels[0] * width};
+}
+
+void copy_into_panels(const float *matrix, int64_t rows, int64_t cols, int64_t width, float *panels) {
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t col = 0; col < cols; ++col)
+      panels[((col / width) * rows + row) * width + col % width] = matrix[row * cols + col];
 }
 
 std::vector<float> matrix_from_panels(const float *data, const Shape &panels) {

@@ -30,6 +30,10 @@ int64_t matmul_panel_width(const Node &node);
 /// not such panels.
 std::optional<Shape> matrix_of_panels(const Shape &panels, int64_t width);
 
+/// Copies a row-major f32 matrix [rows, cols] into panels [cols / width, rows, width]
+/// (cols a multiple of width). block_nhwc_conv_weights lays out its weights this way too.
+void copy_into_panels(const float *matrix, int64_t rows, int64_t cols, int64_t width, float *panels);
+
 /// An f32 B stored as panels [N / width, K, width] back as the matrix [K, N] (for libraries
 /// that read that layout).
 std::vector<float> matrix_from_panels(const float *data, const Shape &panels);

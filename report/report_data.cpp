@@ -77,36 +77,6 @@ void summarize_records(ReportTask &task, const std::vector<const TuningRecord *>
   task.curve = running_best_curve(trial_seconds, task.flops);
 }
 
-ModelCurve model_curve(const std::vector<ReportTask> &tasks, const std::vector<TuningRecord> &records) {
-  ModelCurve curve;
-  std::map<std::string, size_t> task_of;
-  for (size_t i = 0; i < tasks.size(); ++i) task_of.emplace(tasks[i].workload_key, i);
-  std::vector<double> best(tasks.size(), std::numeric_limits<double>::infinity());
-  curve.complete = !tasks.empty();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].builtin_seconds) best[i] = *tasks[i].builtin_seconds;
-    else curve.complete = false;
-  }
-  auto latency_ms = [&] {
-    double sum = 0;
-    for (size_t i = 0; i < tasks.size(); ++i)
-      if (std::isfinite(best[i])) sum += tasks[i].weight * best[i];
-    return sum * 1e3;
-  };
-  int trials = 0;
-  curve.trials.push_back(0);
-  curve.latency_ms.push_back(latency_ms());
-  for (const TuningRecord &r : records) {
-    auto found = task_of.find(r.workload_key);
-    if (found == task_of.end() || r.schedule_hash == kBuiltinScheduleHash) continue;
-    ++trials;
-    if (r.status == RecordStatus::Ok && r.median_seconds) best[found->second] = std::min(best[found->second], *r.median_seconds);
-    curve.trials.push_back(trials);
-    curve.latency_ms.push_back(latency_ms());
-  }
-  return curve;
-}
-
 PredictionSummary predict_held_out(const TuningDatabase &db, const std::vector<TuningRecord> &records,
                                    const ReportDataOptions &options) {
   PredictionSummary summary;
@@ -219,6 +189,40 @@ std::vector<double> running_best_curve(const std::vector<std::optional<double>> 
       if (std::isnan(best) || (flops > 0 ? value > best : value < best)) best = value;
     }
     curve.push_back(best);
+  }
+  return curve;
+}
+
+ModelCurve model_curve(const std::vector<ReportTask> &tasks, const std::vector<TuningRecord> &records) {
+  ModelCurve curve;
+  std::map<std::string, size_t> task_of;
+  for (size_t i = 0; i < tasks.size(); ++i) task_of.emplace(tasks[i].workload_key, i);
+  // Each task starts from its built-in time in these records (the last ok one, as
+  // summarize_records reads it), so a compared database is read on its own terms.
+  std::vector<double> best(tasks.size(), std::numeric_limits<double>::infinity());
+  for (const TuningRecord &r : records) {
+    auto found = task_of.find(r.workload_key);
+    if (found != task_of.end() && r.schedule_hash == kBuiltinScheduleHash && r.status == RecordStatus::Ok &&
+        r.median_seconds)
+      best[found->second] = *r.median_seconds;
+  }
+  curve.complete = !tasks.empty() && std::all_of(best.begin(), best.end(), [](double b) { return std::isfinite(b); });
+  auto latency_ms = [&] {
+    double sum = 0;
+    for (size_t i = 0; i < tasks.size(); ++i)
+      if (std::isfinite(best[i])) sum += tasks[i].weight * best[i];
+    return sum * 1e3;
+  };
+  int trials = 0;
+  curve.trials.push_back(0);
+  curve.latency_ms.push_back(latency_ms());
+  for (const TuningRecord &r : records) {
+    auto found = task_of.find(r.workload_key);
+    if (found == task_of.end() || r.schedule_hash == kBuiltinScheduleHash) continue;
+    ++trials;
+    if (r.status == RecordStatus::Ok && r.median_seconds) best[found->second] = std::min(best[found->second], *r.median_seconds);
+    curve.trials.push_back(trials);
+    curve.latency_ms.push_back(latency_ms());
   }
   return curve;
 }

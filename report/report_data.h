@@ -90,6 +90,14 @@ struct ModelCurve {
   bool complete = false;  // every task has a built-in time, so the sum covers the whole model
 };
 
+/// The model curve of another tuning run of the same tasks (another database), drawn over
+/// this report's curve: `tessel report --compare LABEL=DB`.
+struct ComparedCurve {
+  std::string label;
+  std::string db_path;  // as shown (a password masked)
+  ModelCurve curve;
+};
+
 struct ReportData {
   std::string db_path;
   std::string model_path;  // empty: every workload of the target
@@ -105,6 +113,8 @@ struct ReportData {
   double span_seconds = 0;  // last - first created_at
   std::vector<ReportTask> tasks;
   ModelCurve model_curve;
+  std::string run_label;                // this database's name beside compared runs
+  std::vector<ComparedCurve> compared;  // --compare runs, in the order given
   PredictionSummary prediction;
 };
 
@@ -122,6 +132,10 @@ struct ReportDataOptions {
 /// Reads every record of the target and builds the report's data. Errors: the database
 /// cannot be read, or it holds no record for the target.
 Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDataOptions &options);
+
+/// The tasks' end-to-end curve over `records` (id order; any database's records for the
+/// target): each task starts from the built-in schedule's time found among those records.
+ModelCurve model_curve(const std::vector<ReportTask> &tasks, const std::vector<TuningRecord> &records);
 
 /// The op types of a workload text, joined with '+' ("Conv+Relu"), and its last output
 /// type; both empty when graph_from_workload_text cannot rebuild the text.

@@ -203,10 +203,65 @@ std::string task_curve_svg(const ReportTask &t) {
   return svg::line_chart(series, x, y, frame, legend);
 }
 
+/// The latency a step curve holds after `trials` trials (its last point at or before it).
+double curve_value_at(const ModelCurve &curve, double trials) {
+  auto after = std::upper_bound(curve.trials.begin(), curve.trials.end(), trials);
+  return curve.latency_ms[static_cast<size_t>(after - curve.trials.begin()) - 1];
+}
+
+/// This run's model curve and the --compare runs' over it, with their values at round trial
+/// counts in a table (the tuning-curve benchmark's checkpoints).
+void compared_curves(std::ostringstream &out, const ReportData &d) {
+  std::vector<std::pair<std::string, const ModelCurve *>> runs{{d.run_label, &d.model_curve}};
+  for (const ComparedCurve &c : d.compared) runs.emplace_back(c.label, &c.curve);
+  svg::Frame frame;
+  frame.width = 1180;
+  frame.height = 300;
+  frame.title = "Estimated model latency, run by run";
+  std::vector<svg::Series> series;
+  double most_trials = 1;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    svg::Series s;
+    s.label = runs[i].first;
+    s.color = i == 0 ? kTunedColor : svg::palette_color(static_cast<int>(i));
+    s.step = true;
+    s.x = runs[i].second->trials;
+    s.y = runs[i].second->latency_ms;
+    most_trials = std::max(most_trials, s.x.back());
+    series.push_back(std::move(s));
+  }
+  out << "<div class='card'>"
+      << svg::line_chart(series, {"searched trials of the model's tasks", false, 0.0, std::nullopt},
+                         {"ms", false, 0.0, std::nullopt}, frame)
+      << "<table class='tasks'><tr><th class='l'>run</th><th>trials</th><th>start ms</th>";
+  std::vector<double> checkpoints;
+  for (double c : {50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0})
+    if (c <= most_trials) checkpoints.push_back(c);
+  for (double c : checkpoints) out << "<th>after " << svg::format_tick(c) << "</th>";
+  out << "<th>last ms</th></tr>\n";
+  for (const auto &[label, curve] : runs) {
+    const double last_trial = curve->trials.back();
+    out << "<tr><td class='l'>" << escape(label) << "</td><td>" << svg::format_tick(last_trial) << "</td><td>"
+        << format("%.3f", curve->latency_ms.front()) << "</td>";
+    for (double c : checkpoints)
+      out << "<td>" << (c <= last_trial ? format("%.3f", curve_value_at(*curve, c)) : "") << "</td>";
+    out << "<td>" << format("%.3f", curve->latency_ms.back()) << "</td></tr>\n";
+  }
+  out << "</table><p class='caption'>Each run's sum over the model's tasks of weight &times; best kernel time so far, "
+         "from its own database: built-in times as that run measured them, trials in the order it measured them. "
+         "Records a database held before the run (another model's tuning of the same task) count as its first trials. "
+         "Kernel times only: host-side ops and launch overheads are left out.";
+  for (const auto &[label, curve] : runs)
+    if (!curve->complete) out << " " << escape(label) << " lacks the built-in time of some tasks: they are missing from its start.";
+  out << "</p></div>\n";
+}
+
 void curves_section(std::ostringstream &out, const ReportData &d) {
   out << "<h2 id='curves'>1. Tuning curves</h2>\n";
   const ModelCurve &mc = d.model_curve;
-  if (mc.trials.size() > 1) {
+  if (!d.compared.empty()) {
+    compared_curves(out, d);
+  } else if (mc.trials.size() > 1) {
     svg::Frame frame;
     frame.width = 1180;
     frame.height = 250;

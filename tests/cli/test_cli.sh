@@ -123,6 +123,13 @@ expect 0 "wrote .*report.html" -- "$tessel" report --db "$tmp/tune.db" --model "
 grep -q "id='tasks'" "$tmp/report.html" && ! grep -qE 'https?://|<script' "$tmp/report.html" ||
   { echo "FAILED: report.html is not a self-contained report"; failures=$((failures + 1)); }
 expect 0 "wrote .*all.html" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/all.html"
+# Runs compared: another database's model curve drawn over this one's, with a checkpoint table.
+expect 0 "wrote .*compare.html" -- "$tessel" report --db "$tmp/tune.db" --model "$model" --label today \
+  --compare "again=$tmp/tune.db" -o "$tmp/compare.html"
+grep -q "run by run" "$tmp/compare.html" && grep -q ">again<" "$tmp/compare.html" ||
+  { echo "FAILED: compare.html does not draw the compared run"; failures=$((failures + 1)); }
+expect 1 "--compare: .*nothere.db: no such tuning database" -- "$tessel" report --db "$tmp/tune.db" \
+  --compare "x=$tmp/nothere.db" -o "$tmp/r.html"
 expect 1 "no records for target 'llvm -mcpu=haswell'" -- "$tessel" report --db "$tmp/tune.db" --target "llvm -mcpu=haswell" -o "$tmp/r.html"
 expect 1 "nonexistent.onnx" -- "$tessel" report --db "$tmp/tune.db" --model "$tmp/nonexistent.onnx" -o "$tmp/r.html"
 expect 1 "no/such/dir/r.html: cannot write" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/no/such/dir/r.html"

@@ -209,6 +209,42 @@ TEST_CASE("report page: every section, self-contained, database text escaped", "
   CHECK(html.find("conv&lt;model&gt;.onnx") != std::string::npos);
 }
 
+TEST_CASE("report: another run's model curve from its own records, drawn over this one", "[report]") {
+  Fixture f;
+  ReportData data = f.collect(true);
+  // Another database's run of the same model: its own built-in time, then three trials of
+  // the conv (one failed) and a record of a workload outside the model, which is no trial.
+  auto record = [&](const std::string &key, const std::string &hash, std::optional<double> seconds) {
+    TuningRecord r;
+    r.workload_key = key;
+    r.schedule_hash = hash;
+    r.status = seconds ? RecordStatus::Ok : RecordStatus::RuntimeError;
+    r.median_seconds = seconds;
+    return r;
+  };
+  const std::string conv = f.tasks[0].workload_key;
+  const std::vector<TuningRecord> other{record(conv, kBuiltinScheduleHash, 3e-3), record(conv, "a", 2.5e-3),
+                                        record("00000000deadbeef", "b", 1e-4), record(conv, "c", std::nullopt),
+                                        record(conv, "d", 1e-3)};
+  const ModelCurve curve = model_curve(data.tasks, other);
+  CHECK(curve.trials == std::vector<double>{0, 1, 2, 3});
+  REQUIRE(curve.latency_ms.size() == 4);
+  CHECK(curve.latency_ms[0] == Approx(3.0));  // its own built-in time, not this database's 4 ms
+  CHECK(curve.latency_ms[1] == Approx(2.5));
+  CHECK(curve.latency_ms[2] == Approx(2.5));  // the failed trial holds the best
+  CHECK(curve.latency_ms[3] == Approx(1.0));
+  CHECK_FALSE(curve.complete);  // the pool task has no built-in record here either
+
+  data.run_label = "today <a>";
+  data.compared.push_back({"pretrained & transfer", "/tmp/c.db", curve});
+  const std::string html = render_report_html(data);
+  CHECK(html.find("run by run") != std::string::npos);
+  CHECK(html.find("today &lt;a&gt;") != std::string::npos);
+  CHECK(html.find("pretrained &amp; transfer") != std::string::npos);
+  CHECK(html.find("lacks the built-in time of some tasks") != std::string::npos);
+  check_self_contained(html);
+}
+
 TEST_CASE("report without a model: every workload, schedules that do not replay shown escaped", "[report]") {
   Fixture f;
   const ReportData data = f.collect(false);

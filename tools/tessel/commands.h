@@ -124,6 +124,8 @@ struct ReportOptions {
   std::string model_path;  // empty: every workload of the target in the database
   std::string target = "llvm";
   std::string output_path = "report.html";
+  std::string label;                 // the --db run's name in a comparison (default: its path)
+  std::vector<std::string> compare;  // "LABEL=DB": other runs' model curves drawn over this one
 };
 /// `tessel report`: the tuning database as one self-contained HTML page.
 int report_command(const ReportOptions &options);

@@ -45,6 +45,22 @@ Result<void> write_atomically(const std::string &path, const std::string &conten
   return {};
 }
 
+/// Opens a database only to read it: never creates one where a path was mistyped.
+Result<TuningDatabase> open_for_reading(const std::string &location) {
+  if (!database_may_exist(location)) return make_error(ErrorKind::NotFound, location + ": no such tuning database");
+  DatabaseOpenOptions open_options;
+  open_options.read_only = is_postgres_url(location) || ::access(location.c_str(), W_OK) != 0;
+  return TuningDatabase::open(location, open_options);
+}
+
+/// "LABEL=DB" or "DB" (labelled by its path).
+std::pair<std::string, std::string> split_compare_option(const std::string &option) {
+  const size_t equals = option.find('=');
+  // A PostgreSQL URL holds '=' in its query string, and a label never holds "://".
+  if (equals == std::string::npos || option.find("://") < equals) return {"", option};
+  return {option.substr(0, equals), option.substr(equals + 1)};
+}
+
 }  // namespace
 
 int report_command(const ReportOptions &options) {
@@ -52,10 +68,7 @@ int report_command(const ReportOptions &options) {
   if (!target.ok()) return fail(target.error().message);
   if (options.output_path.empty()) return fail("-o needs a file name");
   // A report only reads: never create a database where the user mistyped a path.
-  if (!database_may_exist(options.db_path)) return fail(options.db_path + ": no such tuning database");
-  DatabaseOpenOptions open_options;
-  open_options.read_only = is_postgres_url(options.db_path) || ::access(options.db_path.c_str(), W_OK) != 0;
-  auto db = TuningDatabase::open(options.db_path, open_options);
+  auto db = open_for_reading(options.db_path);
   if (!db.ok()) return fail(db.error().message);
 
   ReportDataOptions data_options;
@@ -73,6 +86,19 @@ int report_command(const ReportOptions &options) {
   }
   auto data = collect_report_data(db.value(), data_options);
   if (!data.ok()) return fail(data.error().message);
+  data->run_label = options.label.empty() ? data->db_path : options.label;
+  for (const std::string &option : options.compare) {
+    auto [label, location] = split_compare_option(option);
+    auto other = open_for_reading(location);
+    if (!other.ok()) return fail("--compare: " + other.error().message);
+    auto records = other->records_for_target(data_options.target);
+    if (!records.ok()) return fail("--compare " + location + ": " + records.error().message);
+    ComparedCurve compared;
+    compared.db_path = other->location();
+    compared.label = label.empty() ? compared.db_path : label;
+    compared.curve = model_curve(data->tasks, records.value());
+    data->compared.push_back(std::move(compared));
+  }
   const std::string html = render_report_html(data.value());
   if (auto written = write_atomically(options.output_path, html); !written.ok()) return fail(written.error().message);
 

@@ -200,6 +200,9 @@ int run_tessel(int argc, char **argv) {
   report_cmd->add_option("--model", report.model_path, "model.onnx: only its tasks, with their weights (default: every workload)");
   report_cmd->add_option("--target", report.target, "target whose records are shown (llvm)");
   report_cmd->add_option("--output,-o", report.output_path, "HTML file to write (default report.html)");
+  report_cmd->add_option("--compare", report.compare,
+                         "LABEL=DB: another tuning run of the same model, its curve drawn over this one's (repeatable)");
+  report_cmd->add_option("--label", report.label, "this --db run's name when runs are compared (default: its path)");
   add_optimize_flags(report_cmd, report.optimize);
 
   tessel::DbOptions db;

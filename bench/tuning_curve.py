@@ -15,7 +15,11 @@ all alike:
 usage: bench/tuning_curve.py --zoo-dir /tmp/zoo --pretrained models/cost_model/llvm.json
            --other-db /tmp/pretrain.db [--models mobilenet_v2,resnet18,transformer_encoder]
            [--checkpoints 50,100,200,500,1000,2000] [--tessel build/bin/tessel]
-           [--work-dir /tmp/tessel_curve] [--measure] [--out bench/results/tuning_curve.md]
+           [--work-dir /tmp/tessel_curve] [--measure | --measure-at 200,2000] [--stop b=500,c=500]
+           [--report-dir bench/results] [--out bench/results/tuning_curve.md]
+
+--stop ends a configuration early (its last checkpoint); --report-dir writes one
+`tessel report --compare` page per model with the three runs' curves over each other.
 """
 import argparse
 import datetime
@@ -69,9 +73,14 @@ def main():
     parser.add_argument("--tessel", default="build/bin/tessel")
     parser.add_argument("--work-dir", default="/tmp/tessel_curve")
     parser.add_argument("--measure", action="store_true", help="compile and time the artifact at each checkpoint")
+    parser.add_argument("--measure-at", default="", help="checkpoints at which to compile and time the artifact")
+    parser.add_argument("--stop", default="", help="CONFIG=TRIALS,...: a configuration's last checkpoint")
+    parser.add_argument("--report-dir", help="write <model>_curves.html (tessel report --compare) here")
     parser.add_argument("--out")
     args = parser.parse_args()
     checkpoints = [int(c) for c in args.checkpoints.split(",")]
+    measure_at = {int(c) for c in args.measure_at.split(",") if c}
+    stop = {config: int(trials) for config, trials in (item.split("=") for item in args.stop.split(",") if item)}
 
     rows = []
     for model in args.models.split(","):
@@ -86,15 +95,23 @@ def main():
             done[config], wall[config] = 0, 0.0
         for checkpoint in checkpoints:
             for config in CONFIGS:  # interleaved: each config's next stretch in turn
+                if checkpoint > stop.get(config, checkpoints[-1]):
+                    continue
                 builtin, tuned, seconds, transferred = tune(args, model, config, dbs[config], checkpoint - done[config])
                 untuned = untuned or builtin
                 done[config] = checkpoint
                 wall[config] += seconds
-                measured = measure(args, model, dbs[config], os.path.dirname(dbs[config])) if args.measure else None
+                measured = (measure(args, model, dbs[config], os.path.dirname(dbs[config]))
+                            if args.measure or checkpoint in measure_at else None)
                 rows.append((model, config, checkpoint, builtin, tuned, measured, wall[config], transferred))
                 print(f"{model} {config} {checkpoint}: estimated {tuned:.3f} ms (built-in {builtin:.3f})"
                       + (f", measured {measured:.3f} ms" if measured is not None else "")
                       + f", {wall[config]:.0f} s", flush=True)
+        if args.report_dir:
+            page = os.path.join(args.report_dir, model + "_curves.html")
+            subprocess.run([args.tessel, "report", "--db", dbs["a"], "--label", LABELS["a"], "--model",
+                            os.path.join(args.zoo_dir, model + ".onnx"), "--compare", f"{LABELS['b']}={dbs['b']}",
+                            "--compare", f"{LABELS['c']}={dbs['c']}", "-o", page], check=True, capture_output=True)
 
     host = subprocess.run("lscpu | grep 'Model name'", shell=True, capture_output=True, text=True).stdout.strip()
     lines = [f"# Tuning curves", "", f"Date: {datetime.date.today()}. Host: {host}, {os.cpu_count()} cores.", "",

@@ -59,7 +59,7 @@ def measure(args, model, db, work):
                    check=True, capture_output=True)
     out = subprocess.run([args.tessel, "run", artifact, "-i", os.path.join(args.zoo_dir, model + ".input.npy"),
                           "--repeat", "20"], capture_output=True, text=True, check=True)
-    found = re.search(r"median ([0-9.]+) ms", out.stdout + out.stderr)
+    found = re.search(r"median latency ([0-9.]+) ms", out.stdout + out.stderr)
     return float(found.group(1)) if found else float("nan")
 
 

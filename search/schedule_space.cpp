@@ -28,20 +28,29 @@ std::vector<Schedule> ScheduleSpace::sample(const ComputeDesc &compute, int coun
   return gpu_ ? sample_gpu_schedules(compute, *gpu_, count, rng) : sample_schedules(compute, *cpu_, count, rng);
 }
 
-Result<Schedule> ScheduleSpace::mutate(const ComputeDesc &compute, const Schedule &schedule,
-                                       std::mt19937_64 &rng) const {
-  if (!gpu_) return mutate_schedule(compute, schedule, *cpu_, rng);
+Result<CoveredSchedule> ScheduleSpace::mutate_replayed(const ComputeDesc &compute, const Schedule &schedule,
+                                                       const ScheduleTree &tree, std::mt19937_64 &rng) const {
+  if (!gpu_) return mutate_replayed_schedule(compute, schedule, tree, *cpu_, rng);
   // The step-level mutation knows CPU register files; a GPU thread's accumulator budget
   // stands in for them, and the device's limits are checked afterwards.
   const CpuTargetDesc proxy{1, 512, gpu_->accumulator_budget() + 4};
   std::string last = "no mutation tried";
   for (int attempt = 0; attempt < 16; ++attempt) {
-    Result<Schedule> mutated = mutate_schedule(compute, schedule, proxy, rng);
+    Result<CoveredSchedule> mutated = mutate_replayed_schedule(compute, schedule, tree, proxy, rng);
     if (!mutated.ok()) return mutated;
-    if (auto ok = admits(compute, mutated.value()); ok.ok()) return mutated;
-    else last = ok.error().message;
+    if (auto fits = check_gpu_schedule(compute, mutated->schedule, *gpu_); fits.ok())
+      return CoveredSchedule{std::move(mutated->schedule), std::move(fits.value())};
+    else last = fits.error().message;
   }
   return make_error("no mutation fits the GPU: " + last);
+}
+
+Result<Schedule> ScheduleSpace::mutate(const ComputeDesc &compute, const Schedule &schedule,
+                                       std::mt19937_64 &rng) const {
+  Result<ScheduleTree> tree = validate_and_replay(compute, schedule);
+  if (!tree) return make_error(tree.error().kind, "the schedule to mutate does not replay: " + tree.error().message);
+  TESSEL_TRY(auto mutated, mutate_replayed(compute, schedule, *tree, rng));
+  return std::move(mutated.schedule);
 }
 
 Schedule ScheduleSpace::default_schedule(const ComputeDesc &compute) const {
@@ -62,6 +71,12 @@ Result<void> ScheduleSpace::admits(const ComputeDesc &compute, const Schedule &s
   auto tree = validate_and_replay(compute, schedule);
   if (!tree.ok()) return tree.error();
   return check_unrolled_body(tree.value(), *cpu_);
+}
+
+Result<void> ScheduleSpace::admits_replayed(const ComputeDesc &compute, const Schedule &schedule,
+                                            const ScheduleTree &tree) const {
+  if (gpu_) return admits(compute, schedule);
+  return check_unrolled_body(tree, *cpu_);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
 #include "search/cpu/cpu_target.h"
+#include "search/exact_cover.h"
 #include "search/gpu/gpu_target.h"
 
 namespace tessel {
@@ -25,6 +26,10 @@ class ScheduleSpace {
   std::vector<Schedule> sample(const ComputeDesc &compute, int count, std::mt19937_64 &rng) const;
   /// A schedule differing from `schedule` in one choice that this space admits.
   Result<Schedule> mutate(const ComputeDesc &compute, const Schedule &schedule, std::mt19937_64 &rng) const;
+  /// mutate, from the parent's replayed tree (validate_and_replay of `schedule`), with the
+  /// child's replayed tree: a search that keeps trees replays neither again.
+  Result<CoveredSchedule> mutate_replayed(const ComputeDesc &compute, const Schedule &schedule,
+                                          const ScheduleTree &tree, std::mt19937_64 &rng) const;
   /// The untuned baseline of this kind of machine.
   Schedule default_schedule(const ComputeDesc &compute) const;
   /// Schedules worth measuring before any search: the default, and on a GPU each other
@@ -34,6 +39,8 @@ class ScheduleSpace {
   /// search/cpu/unrolled_body.h; on a GPU: binds every output and fits the device's limits,
   /// tiles dividing their axes).
   Result<void> admits(const ComputeDesc &compute, const Schedule &schedule) const;
+  /// admits, given the schedule's replayed tree (on a CPU nothing is replayed again).
+  Result<void> admits_replayed(const ComputeDesc &compute, const Schedule &schedule, const ScheduleTree &tree) const;
   /// `schedule`, written for another shape of the same computation (same Funcs and loop
   /// names), fitted to this one: on a CPU, split factors that would leave a Func's region
   /// shrink to divisors (exact cover); then it must be admitted. An error when it cannot be.

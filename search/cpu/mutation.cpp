@@ -338,13 +338,12 @@ bool unrolls_too_much(const ScheduleTree &tree) {
 
 }  // namespace
 
-Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &schedule, const CpuTargetDesc &target,
-                                 std::mt19937_64 &rng) {
-  Result<ScheduleTree> tree = validate_and_replay(compute, schedule);
-  if (!tree) return make_error(tree.error().kind, "the schedule to mutate does not replay: " + tree.error().message);
+Result<CoveredSchedule> mutate_replayed_schedule(const ComputeDesc &compute, const Schedule &schedule,
+                                                 const ScheduleTree &tree, const CpuTargetDesc &target,
+                                                 std::mt19937_64 &rng) {
   // Mutants keep their register tiles within the budget (or within the input's, if larger).
-  const int64_t register_limit = std::max<int64_t>(target.accumulator_budget(), register_tile(*tree));
-  Mutator mutator(compute, schedule, *tree, target, rng);
+  const int64_t register_limit = std::max<int64_t>(target.accumulator_budget(), register_tile(tree));
+  Mutator mutator(compute, schedule, tree, target, rng);
   for (int attempt = 0; attempt < 64; ++attempt) {
     std::optional<Schedule> proposal = mutator.propose();
     if (!proposal) continue;
@@ -354,9 +353,17 @@ Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &sch
     if (unrolls_too_much(checked) || register_tile(checked) > register_limit ||
         !check_unrolled_body(checked, target).ok() || computes_at_sub_tile(repaired->schedule))
       continue;
-    return std::move(repaired->schedule);
+    return repaired;
   }
   return make_error("no valid mutation of the schedule found in 64 tries");
+}
+
+Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &schedule, const CpuTargetDesc &target,
+                                 std::mt19937_64 &rng) {
+  Result<ScheduleTree> tree = validate_and_replay(compute, schedule);
+  if (!tree) return make_error(tree.error().kind, "the schedule to mutate does not replay: " + tree.error().message);
+  TESSEL_TRY(auto mutated, mutate_replayed_schedule(compute, schedule, *tree, target, rng));
+  return std::move(mutated.schedule);
 }
 
 }  // namespace tessel

@@ -11,6 +11,7 @@
 #include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
 #include "search/cpu/cpu_target.h"
+#include "search/exact_cover.h"
 
 namespace tessel {
 
@@ -22,5 +23,12 @@ namespace tessel {
 /// mutation was found in 64 tries.
 Result<Schedule> mutate_schedule(const ComputeDesc &compute, const Schedule &schedule, const CpuTargetDesc &target,
                                  std::mt19937_64 &rng);
+
+/// mutate_schedule from the parent's replayed tree (`tree` is validate_and_replay of
+/// `schedule`, which a search keeps), returning the child with its own replayed tree: the
+/// search replays neither again (a replay is most of a mutation's cost).
+Result<CoveredSchedule> mutate_replayed_schedule(const ComputeDesc &compute, const Schedule &schedule,
+                                                 const ScheduleTree &tree, const CpuTargetDesc &target,
+                                                 std::mt19937_64 &rng);
 
 }  // namespace tessel

@@ -508,6 +508,24 @@ TEST_CASE("mutation returns valid schedules that differ in a choice", "[sketch]"
   }
 }
 
+TEST_CASE("mutation from a kept tree is mutation from a replay, and returns the child's tree", "[sketch]") {
+  for (const NamedDesc &d : all_descs()) {
+    INFO(d.name);
+    std::mt19937_64 replaying(8), keeping(8);
+    for (const Schedule &s : samples_per_sketch(d.desc, 10, 4)) {
+      Result<Schedule> replayed = mutate_schedule(d.desc, s, kTarget, replaying);
+      Result<ScheduleTree> tree = validate_and_replay(d.desc, s);
+      REQUIRE(tree.ok());
+      Result<CoveredSchedule> kept = mutate_replayed_schedule(d.desc, s, tree.value(), kTarget, keeping);
+      REQUIRE(replayed.ok() == kept.ok());
+      if (!kept) continue;
+      CHECK(kept->schedule == *replayed);
+      // The tree that comes with the child is the child's own replay.
+      CHECK(kept->tree.to_text() == validate_and_replay(d.desc, kept->schedule).value().to_text());
+    }
+  }
+}
+
 namespace {
 
 std::set<std::string> lines_of(const Schedule &s) {

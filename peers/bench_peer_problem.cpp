@@ -40,7 +40,7 @@ class GroupView {
     const Tensor &t = inputs_.at(it->second);
     if (t.dtype() != DType::Float32)
       return make_error(ErrorKind::Unsupported, "peers take float32 only, an input is " + dtype_name(t.dtype()));
-    return bench::PeerBuffer{t.data_as<float>(), t.shape()};
+    return bench::PeerBuffer{t.data_as<float>(), t.shape(), value(tensor) != nullptr};
   }
 
   /// Whether position `p` reads the previous member's output and otherwise only kernel inputs.
@@ -112,7 +112,7 @@ Result<void> describe_matmul(const GroupView &view, bench::PeerProblem &problem)
     // panel_matmul_weights stored B as [N / width, K, width]; peers read [K, N].
     const std::vector<int64_t> panels = b->shape;
     matrix = std::make_shared<std::vector<float>>(matrix_from_panels(b->data, panels));
-    b.value() = bench::PeerBuffer{matrix->data(), {panels[1], panels[0] * panels[2]}};
+    b.value() = bench::PeerBuffer{matrix->data(), {panels[1], panels[0] * panels[2]}, true};
   }
   if (a->shape.size() < 2 || b->shape.size() < 2)
     return make_error(ErrorKind::Unsupported, "matrix-vector products have no peer here");
@@ -153,7 +153,7 @@ Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
     // block_conv_weights stored W as [K / block, C, R, S, block]; peers read [K, C, R, S].
     const std::vector<int64_t> &s = w->shape;
     auto plain = std::make_shared<std::vector<float>>(unblocked_conv_weight(w->data, s));
-    problem.inputs[1] = bench::PeerBuffer{plain->data(), {s[0] * block, s[1], s[2], s[3]}};
+    problem.inputs[1] = bench::PeerBuffer{plain->data(), {s[0] * block, s[1], s[2], s[3]}, true};
     problem.storage.push_back(plain);
   }
   const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),

@@ -38,6 +38,7 @@ bench::KernelRow kernel_row(const std::string &label, const std::string &name, J
     auto ran = kernel.run(pointers, *outputs);
     if (!ran.ok()) throw std::runtime_error(ran.error().message);
   };
+  row.evict_constants = [task, data] { evict_task_constants(task, data->inputs); };
   row.check_error = [outputs, data] {
     const Tensor &out = outputs->front();
     std::vector<float> values(static_cast<size_t>(out.numel()));

@@ -15,6 +15,9 @@ struct KernelRow {
   bool headline = false;                // a summary line under the table gives its ratio to every peer
   double flops = 0;                     // floating-point operations of one run (an FMA counts as 2)
   std::function<void()> run;            // one complete, synchronous execution; this is what is timed
+  /// Evicts what the row reads that a model would hold constant (weights, bias) from the
+  /// caches; `--cold` calls it, untimed, before every run. Null: nothing to evict.
+  std::function<void()> evict_constants;
   std::function<double()> check_error;  // after run(): max |out - ref| / max |ref|
   std::string setup;                    // compile / autoschedule time as text (shown as is), empty if none
   std::string note;                     // implementation detail worth printing (oneDNN impl, OpenBLAS core)

@@ -13,6 +13,7 @@
 
 #include "peers/onednn_peer.h"  // kOneDnnMissing
 #include "peers/problems.h"     // max_relative_error
+#include "base/cache_eviction.h"
 
 #ifndef TESSEL_HAVE_ONEDNN
 namespace tessel::bench {
@@ -46,6 +47,11 @@ struct Task {
   std::vector<Launch> launches;                // in order; more than one only for a split elementwise chain
   std::vector<float> output;                   // the dense row-major result check_error compares
   std::function<void()> fetch_output = [] {};  // copies a blocked-layout result into `output`
+  std::vector<dnnl::memory> constants;         // what the primitives read of the model's constants
+
+  void keep_if_constant(const PeerBuffer &buffer, const dnnl::memory &memory) {
+    if (buffer.constant) constants.push_back(memory);
+  }
 
   void run() {
     for (Launch &launch : launches) launch.primitive.execute(stream, launch.args);
@@ -128,6 +134,10 @@ KernelRow finish_row(std::shared_ptr<Task> task, const PeerProblem &p, const std
   row.flops = p.flops;
   row.note = std::move(note);
   row.run = [task] { task->run(); };
+  row.evict_constants = [task] {
+    for (const dnnl::memory &memory : task->constants)
+      evict_from_caches(memory.get_data_handle(), memory.get_desc().get_size());
+  };
   const std::vector<float> *reference = p.reference;
   row.check_error = [task, reference] {
     if (!reference) return std::numeric_limits<double>::infinity();  // nothing to compare with
@@ -184,7 +194,9 @@ KernelRow matmul_row(const PeerProblem &p, const std::string &name) {
     const PeerBuffer &bias = input(p, 2, "bias");
     expect_elements(bias, n, "the bias");
     launch.args[DNNL_ARG_BIAS] = wrap(bias_md, *task, bias.data);
+    task->keep_if_constant(bias, launch.args[DNNL_ARG_BIAS]);
   }
+  task->keep_if_constant(b, launch.args[DNNL_ARG_WEIGHTS]);
   task->launches.push_back(std::move(launch));
   const bool b_broadcast = b.shape.size() == 2 && rank > 2;
   return finish_row(task, p, name,
@@ -260,7 +272,9 @@ KernelRow conv_row(const PeerProblem &p, bool preferred_layout, const std::strin
     const PeerBuffer &bias = input(p, 2, "bias");
     expect_elements(bias, filters, "the bias");
     launch.args[DNNL_ARG_BIAS] = in_layout(bias_md, pd.bias_desc(), bias.data);
+    task->keep_if_constant(bias, launch.args[DNNL_ARG_BIAS]);
   }
+  task->keep_if_constant(w, launch.args[DNNL_ARG_WEIGHTS]);
   task->launches.push_back(std::move(launch));
   return finish_row(task, p, name,
                     std::string("impl ") + pd.impl_info_str() + "; " + onednn_layout_note("src", pd.src_desc()) +
@@ -301,6 +315,8 @@ KernelRow layernorm_row(const PeerProblem &p, const std::string &name) {
                  {DNNL_ARG_SCALE, wrap(param_md, *task, scale.data)},
                  {DNNL_ARG_SHIFT, wrap(param_md, *task, shift.data)}}};
   // Some implementations still want somewhere to write the statistics.
+  task->keep_if_constant(scale, launch.args[DNNL_ARG_SCALE]);
+  task->keep_if_constant(shift, launch.args[DNNL_ARG_SHIFT]);
   if (pd.mean_desc().get_size() > 0) launch.args[DNNL_ARG_MEAN] = dnnl::memory(pd.mean_desc(), task->engine);
   if (pd.variance_desc().get_size() > 0)
     launch.args[DNNL_ARG_VARIANCE] = dnnl::memory(pd.variance_desc(), task->engine);

@@ -8,6 +8,7 @@
 
 #include "peers/openblas_peer.h"  // kOpenBlasMissing
 #include "peers/problems.h"       // max_relative_error
+#include "base/cache_eviction.h"
 
 #ifdef TESSEL_HAVE_OPENBLAS
 #include <cblas.h>
@@ -96,6 +97,12 @@ std::vector<KernelRow> make_openblas_rows(const PeerProblem &p, int threads) {
         float v = c[r * g.n + j] + (bias ? bias[j] : 0.0f);
         c[r * g.n + j] = relu ? std::max(v, 0.0f) : v;
       }
+  };
+  // The weights OpenBLAS reads as the model holds them: B (once, when shared by the batch) and the bias.
+  const bool b_constant = p.inputs[1].constant, bias_constant = bias && p.inputs[2].constant;
+  row.evict_constants = [g, b, bias, b_constant, bias_constant] {
+    if (b_constant) evict_from_caches(b, sizeof(float) * size_t((g.b_batched ? g.batch : 1) * g.k * g.n));
+    if (bias_constant) evict_from_caches(bias, sizeof(float) * size_t(g.n));
   };
   const std::vector<float> *reference = p.reference;
   row.check_error = [out, reference] {

@@ -16,6 +16,7 @@ enum class PeerOp { Matmul, Conv, Softmax, LayerNorm, Reduce, Elementwise };
 struct PeerBuffer {
   const float *data = nullptr;
   std::vector<int64_t> shape;
+  bool constant = false;  // a model constant (weights): `--cold` evicts what a peer made of it
 };
 
 struct PeerProblem {

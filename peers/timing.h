@@ -16,6 +16,8 @@ struct TimingOptions {
   // Idle gap between two rows: OpenBLAS's and OpenMP's worker threads keep spinning for a while
   // after a call (OpenBLAS ~2^28 cycles) and would steal one of the 2 cores from the next row.
   double gap_seconds = 0.2;
+  // Each row's constant operands evicted from the caches before every run (KernelRow::evict_constants).
+  bool cold = false;
   std::string describe() const;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/cache_eviction.h"
 #include "compute/node_pipeline.h"
 #include "search/gpu/gpu_sketch.h"
 #include "tensor/random_tensor.h"
@@ -106,6 +107,18 @@ std::vector<Tensor> task_inputs(const Task &task, uint64_t seed) {
     else inputs.push_back(random_tensor(task.signature.types[t], seed + i));
   }
   return inputs;
+}
+
+void evict_task_constants(const Task &task, const std::vector<Tensor> &inputs) {
+  for (size_t i = 0; i < task.signature.inputs.size() && i < inputs.size(); ++i)
+    if (task.signature.values[task.signature.inputs[i]]) evict_from_caches(inputs[i].data(), inputs[i].bytes());
+}
+
+size_t task_constant_bytes(const Task &task) {
+  size_t bytes = 0;
+  for (int t : task.signature.inputs)
+    if (const Tensor *value = task.signature.values[t]) bytes += value->bytes();
+  return bytes;
 }
 
 Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const Task &task,

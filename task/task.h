@@ -72,6 +72,11 @@ Result<std::string> compile_task_to_ptx(const Task &task, const Schedule *schedu
 /// Inputs for running the task: constants keep their values (weights, shape-like inputs),
 /// everything else is random (seeded, never all zeros).
 std::vector<Tensor> task_inputs(const Task &task, uint64_t seed);
+/// Evicts the task's constant inputs (weights) among `inputs` (task_inputs order) from every
+/// CPU cache level, as the other layers of a model do between two calls of the task.
+void evict_task_constants(const Task &task, const std::vector<Tensor> &inputs);
+/// Bytes of the task's constant inputs.
+size_t task_constant_bytes(const Task &task);
 
 /// Runs a compiled task on `inputs` (from task_inputs) into freshly allocated outputs.
 Result<std::vector<Tensor>> run_task(const JitKernel &kernel, const Task &task,

@@ -17,7 +17,9 @@ std::vector<CostSample> cost_samples(const std::vector<TuningRecord> &records) {
     // Records written by another feature layout cannot train this one.
     if (!r.features || r.features->size() != width) continue;
     const double seconds = r.status == RecordStatus::Ok && r.median_seconds ? *r.median_seconds : 0;
-    samples.push_back({r.workload_key, *r.features, seconds > 0 ? 1.0 / seconds : 0.0});
+    // Cold and warm times of a workload are ranked apart: they are different objectives.
+    samples.push_back({timed_cold(r) ? r.workload_key + kColdWeightsMachineSuffix : r.workload_key, *r.features,
+                       seconds > 0 ? 1.0 / seconds : 0.0});
   }
   return samples;
 }
@@ -39,7 +41,8 @@ Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::
   summary.records = static_cast<int>(records.size());
   std::vector<CostSample> samples;
   for (CostSample &s : cost_samples(records)) {
-    if (excluded_workloads.count(s.workload_key)) ++summary.excluded;
+    const std::string key = s.workload_key.substr(0, s.workload_key.find(kColdWeightsMachineSuffix));
+    if (excluded_workloads.count(key)) ++summary.excluded;
     else samples.push_back(std::move(s));
   }
   if (samples.size() < 8)

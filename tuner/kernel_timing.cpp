@@ -25,14 +25,20 @@ Result<Timing> time_task(const JitKernel &kernel, const Task &task, const std::v
   if (!bound.ok()) return bound.error();
   // Placed as a deployed artifact's runs are: this thread on its CPU, the workers on theirs.
   SpinPoolCallerPin pinned;
-  for (int i = 0; i < options.warmup_runs; ++i)
+  auto prepare_run = [&] {
+    if (options.cold_constants) evict_task_constants(task, inputs);
+  };
+  for (int i = 0; i < options.warmup_runs; ++i) {
+    prepare_run();
     if (auto ran = bound->run(); !ran.ok()) return ran.error();
+  }
   Timing timing;
   double total = 0;
   size_t next_check = static_cast<size_t>(std::max(1, options.min_runs));
   using clock = std::chrono::steady_clock;
   while (static_cast<int>(timing.seconds.size()) < options.max_runs &&
          (static_cast<int>(timing.seconds.size()) < options.min_runs || total < options.min_seconds)) {
+    prepare_run();
     const auto start = clock::now();
     if (auto ran = bound->run(); !ran.ok()) return ran.error();
     const double s = std::chrono::duration<double>(clock::now() - start).count();

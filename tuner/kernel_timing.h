@@ -20,6 +20,9 @@ struct TimingOptions {
   /// candidate that is not the best needs a figure only as precise as the cost model uses.
   double shorten_above_seconds = 0;
   /// (Both are checked at min_runs, then each time the runs grow by a quarter.)
+  /// Evict the task's constant inputs (weights) from the caches before every run, untimed:
+  /// inside a model, the layers between two calls of a kernel push its weights out.
+  bool cold_constants = false;
 };
 
 struct Timing {

@@ -58,7 +58,7 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
     : graph_(std::make_shared<const Graph>(graph)),
       target_(with_threads(target, options.threads)),
       target_text_(target.to_string()),
-      machine_(machine_description()),
+      machine_(machine_description() + (options.measure.timing.cold_constants ? kColdWeightsMachineSuffix : "")),
       db_(db),
       options_(options),
       space_(space_for(target_)),
@@ -139,6 +139,8 @@ Result<void> TuningSession::prepare_task(const Workload &workload, const Result<
   }
   row.builtin_seconds = baseline->median_seconds;
   state.machine = baseline->machine;
+  // Cold and warm times of one workload do not compare: a cold run measures against cold records only.
+  if (state.machine.empty() && options_.measure.timing.cold_constants) state.machine = machine_;
   if (options_.record_builtin) TESSEL_TRY_VOID(record_builtin(state, baseline.value()));
   TESSEL_TRY_VOID(transfer_schedules(state, row));
   TaskProgress progress;

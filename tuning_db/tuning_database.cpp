@@ -23,6 +23,8 @@ namespace {
   "r.id, r.workload_key, t.text, coalesce(nullif(r.machine, ''), t.machine), r.schedule_text, r.schedule_hash, r.status, r.error_message, "     \
   "r.median_seconds, r.timings, r.compile_seconds, r.tool_version, r.created_at, r.features "
 #define TESSEL_RECORDS_WITH_TARGETS "FROM records r JOIN targets t ON t.id = r.target_id "
+// Records timed with cold weights rank before warm ones of the same workload.
+#define TESSEL_COLD_RECORDS_FIRST "(CASE WHEN r.machine LIKE '%" TESSEL_COLD_WEIGHTS_SUFFIX "' THEN 0 ELSE 1 END), "
 
 /// The timings column: a JSON array of seconds, "[0.00121,0.00119]".
 Result<std::vector<double>> read_timings(const std::string &text) {
@@ -316,7 +318,7 @@ Result<std::vector<TuningRecord>> TuningDatabase::fastest_ok(const std::string &
     // `status = 'ok'` is spelled out (not bound) so the planner can use the partial index.
     const std::string sql = "SELECT " TESSEL_RECORD_COLUMNS TESSEL_RECORDS_WITH_TARGETS
                             "WHERE r.workload_key = ?1 AND r.target_id = ?2 AND r.status = 'ok' "
-                            "ORDER BY r.median_seconds, r.id LIMIT ?3 OFFSET ?4";
+                            "ORDER BY " TESSEL_COLD_RECORDS_FIRST "r.median_seconds, r.id LIMIT ?3 OFFSET ?4";
     // One damaged row must not take the whole database down: it is skipped, named in a
     // warning, and the next fastest is used. Rows come in pages, a few more than wanted,
     // so a server sends little more than `limit` rows unless some are damaged.

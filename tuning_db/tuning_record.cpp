@@ -59,6 +59,12 @@ Result<void> validate_record(const TuningRecord &record) {
   return {};
 }
 
+bool timed_cold(const TuningRecord &record) {
+  const std::string suffix = kColdWeightsMachineSuffix;
+  const std::string &m = record.machine;
+  return m.size() >= suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::string current_tool_version() { return std::string("tessel ") + TESSEL_VERSION; }
 
 std::string utc_timestamp_now() {

@@ -19,6 +19,13 @@ Result<RecordStatus> parse_record_status(const std::string &text);
 /// Every status, in declaration order (for stats tables).
 const std::vector<RecordStatus> &all_record_statuses();
 
+/// Appended to a record's machine when it was timed with the task's weights evicted from the
+/// caches before every run (`tessel tune --cold-weights`). Its times do not compare with warm
+/// ones; where a workload has such records, deployment picks among them only (fastest first),
+/// since they predict the time inside a model whose weights do not stay in cache.
+#define TESSEL_COLD_WEIGHTS_SUFFIX " [weights cold]"
+inline constexpr const char *kColdWeightsMachineSuffix = TESSEL_COLD_WEIGHTS_SUFFIX;
+
 struct TuningRecord {
   int64_t id = 0;  // the database's row id (0 before insertion); a log's line number
   std::string workload_key;
@@ -39,6 +46,9 @@ struct TuningRecord {
 /// What a database or log accepts: keys, hash and target present, ok records timed,
 /// numbers finite and non-negative. The message names the field.
 Result<void> validate_record(const TuningRecord &record);
+
+/// Whether the record was timed with cold weights (its machine ends in kColdWeightsMachineSuffix).
+bool timed_cold(const TuningRecord &record);
 
 /// The version string stamped into records ("tessel 0.1.0").
 std::string current_tool_version();

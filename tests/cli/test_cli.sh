@@ -75,6 +75,8 @@ if [ -e /usr/include/oneapi/dnnl/dnnl.hpp ] && [ -e /usr/include/x86_64-linux-gn
   fi
 fi
 expect 0 "task 0: " -- quick_bench "$model" --vs default
+# --cold: every row's weights evicted before each run, and the timing line says so.
+expect 0 "constant operands evicted from the caches" -- quick_bench matmul 48x40x32 --vs default --cold
 [ ! -e "$tmp/bench_none.db" ] || { echo "FAILED: bench created a database it was not asked to fill"; failures=$((failures + 1)); }
 expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 6 --batch 3 --db "$tmp/tune.db"
 expect 0 "records +(1[0-9]|[2-9][0-9])" -- "$tessel" db stats --db "$tmp/tune.db"
@@ -99,6 +101,12 @@ expect 0 "warning: cannot read tuning records .*no_records.db.*default schedules
 expect 0 "" -- "$tessel" db import "$tmp/log.jsonl" --db "$tmp/copy.db"
 expect 0 "removed [0-9]+ records" -- "$tessel" db prune --db "$tmp/copy.db" --failed --keep-best 1
 expect 0 "trials/s" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5
+# --cold-weights: records marked as timed cold; one way of timing per database and target.
+expect 0 "candidates measured" -- "$tessel" tune "$model" --trials 4 --batch 2 --db "$tmp/cold.db" --min-repeat-ms 5 --cold-weights
+expect 0 "\[weights cold\]" -- "$tessel" db stats --db "$tmp/cold.db"
+expect 1 "timed with --cold-weights; tune without it into another database" -- "$tessel" tune "$model" --trials 2 --db "$tmp/cold.db"
+expect 1 "timed with warm caches; tune with --cold-weights into another database" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 2 --db "$tmp/op.db" --cold-weights
+expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/cold.db" -o "$tmp/cold.tsl"
 # A 3x3 conv with 32+ channels is tuned as its Winograd kernels; a benchmark graph's Reshapes
 # read their shape input (they once read an attribute, as before opset 5, and failed).
 expect 0 "TesselWinogradInput" -- "$tessel" tune --op conv --shape 1,32,28,28,32,3,3 --trials 2 --batch 2 --db "$tmp/conv.db" --min-repeat-ms 5
@@ -145,6 +153,8 @@ expect 0 "tuned" -- "$tessel" inspect "$tmp/tiny.tsl"
 expect 0 "in-graph selection: kernel time per run" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_sel.tsl" --select-in-graph 3 --threads 2
 ls -d "$tmp"/tiny_sel.tsl.trial-* >/dev/null 2>&1 && { echo "FAILED: --select-in-graph left its trial artifact"; failures=$((failures + 1)); }
 expect 0 "median latency" -- "$tessel" run "$tmp/tiny_sel.tsl" --repeat 2
+expect 0 "median latency .* over 5 runs \(p10 .*, p90 " -- "$tessel" run "$tmp/tiny.tsl" --repeat 5
+expect 0 '"p90_ms":.*"runs_ms":\[[0-9.e-]+(,[0-9.e-]+){4}\]' -- "$tessel" run "$tmp/tiny.tsl" --repeat 5 --json
 expect 0 "output.npy" -- "$tessel" run "$tmp/tiny.tsl" --input "input=$src/examples/models/tiny_cnn.input.npy" --output-dir "$tmp/tsl_out" --repeat 2
 /usr/bin/python3 - "$tmp/tsl_out/output.npy" "$src/examples/models/tiny_cnn.expected.npy" <<'PY' || { echo "FAILED: artifact output differs from PyTorch"; failures=$((failures + 1)); }
 import sys, numpy as np
@@ -191,6 +201,7 @@ grep -q "\.entry" "$tmp"/ptx/*.ptx || { echo "FAILED: the PTX has no kernel entr
 expect 0 "wrote .*cuda.tsl" -- "$tessel" compile "$model" --target "cuda -arch=sm_90" -o "$tmp/cuda.tsl"
 grep -q '"target": "cuda -arch=sm_90"' "$tmp/cuda.tsl/manifest.json" || { echo "FAILED: the cuda artifact's manifest names no sm_90 target"; failures=$((failures + 1)); }
 if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
+  expect 1 "does not apply to --target cuda" -- "$tessel" tune "$model" --target cuda --cold-weights --trials 2 --db "$tmp/cuda.db"
   expect 1 "measures on a CUDA GPU, and none is usable here" -- "$tessel" tune "$model" --target cuda --trials 2 --db "$tmp/cuda.db"
   [ ! -e "$tmp/cuda.db" ] || { echo "FAILED: a refused cuda tune created its database"; failures=$((failures + 1)); }
   expect 1 "CUDA driver cannot be loaded here" -- "$tessel" run "$tmp/cuda.tsl" --repeat 1

@@ -155,3 +155,24 @@ TEST_CASE("JIT kernels keep the bounds check their resolved buffer assertions le
   REQUIRE_FALSE(wrong_shape.ok());
   CHECK_THAT(wrong_shape.error().message, Catch::Contains("does not match the buffer the kernel was compiled for (12)"));
 }
+
+TEST_CASE("timing with cold weights keeps the task's results", "[tuner][measure]") {
+  Task task = matmul_task("64x256x256");  // B, the benchmark graph's weight: 256 KiB
+  CHECK(task_constant_bytes(task) == 256 * 256 * sizeof(float));
+  auto kernel = compile_task(task, nullptr);
+  REQUIRE(kernel.ok());
+  const std::vector<Tensor> inputs = task_inputs(task, 3);
+  auto before = run_task(kernel.value(), task, inputs);
+  REQUIRE(before.ok());
+  TimingOptions cold;
+  cold.cold_constants = true;
+  cold.min_runs = 5;
+  cold.min_seconds = 0.001;
+  auto timing = time_task(kernel.value(), task, inputs, cold);
+  REQUIRE(timing.ok());
+  CHECK(timing->seconds.size() >= 5);
+  CHECK(timing->median > 0);
+  auto after = run_task(kernel.value(), task, inputs);
+  REQUIRE(after.ok());
+  CHECK(max_relative_difference(after.value(), before.value()) == 0);
+}

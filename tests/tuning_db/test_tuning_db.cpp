@@ -337,6 +337,34 @@ TEST_CASE("best and top-k take the fastest ok records of the workload and target
   CHECK(stats->per_target[1].workloads == 2);
 }
 
+TEST_CASE("records timed with cold weights deploy before warm ones of the workload", "[tuning_db]") {
+  TestStore store(GENERATE(from_range(test_backends())));
+  CAPTURE(store.backend);
+  auto on = [](TuningRecord record, const std::string &machine) {
+    record.machine = machine;
+    return record;
+  };
+  const std::string host = "AMD EPYC (2 cpus, avx2 fma)";
+  const std::string cold = host + kColdWeightsMachineSuffix;
+  TuningDatabase db = db_with(store.location("tessel.db"), {on(make_record("warm_fast", 1e-4), host),
+                                                            on(make_record("cold_slow", 3e-4), cold),
+                                                            on(make_record("cold_fast", 2e-4), cold)});
+  // A warm time is no match for a cold one: the cold records come first, fastest first.
+  auto top = db.top_k(kWorkload, "llvm", 3);
+  REQUIRE(top.ok());
+  CHECK(hashes_of(top.value()) == std::vector<std::string>{"cold_fast", "cold_slow", "warm_fast"});
+  auto best = db.best(kWorkload, "llvm");
+  REQUIRE(best.ok());
+  REQUIRE(best->has_value());
+  CHECK((*best)->schedule_hash == "cold_fast");
+  CHECK(timed_cold((*best).value()));
+  CHECK_FALSE(timed_cold(top->back()));
+  // A machine that merely mentions the words is not cold.
+  TuningRecord named;
+  named.machine = std::string(kColdWeightsMachineSuffix) + " lab box";
+  CHECK_FALSE(timed_cold(named));
+}
+
 TEST_CASE("the best query uses the partial index", "[tuning_db]") {
   TempDir dir;
   { db_with(dir.file("tessel.db"), {make_record("h1", 1e-3)}); }
@@ -346,7 +374,8 @@ TEST_CASE("the best query uses the partial index", "[tuning_db]") {
   REQUIRE(sqlite3_prepare_v2(raw,
                              "EXPLAIN QUERY PLAN SELECT r.id FROM records r JOIN targets t ON t.id = r.target_id "
                              "WHERE r.workload_key = ?1 AND r.target_id = ?2 AND r.status = 'ok' "
-                             "ORDER BY r.median_seconds, r.id LIMIT 1",
+                             "ORDER BY (CASE WHEN r.machine LIKE '%" TESSEL_COLD_WEIGHTS_SUFFIX "' THEN 0 ELSE 1 END), "
+                             "r.median_seconds, r.id LIMIT 1",
                              -1, &plan, nullptr) == SQLITE_OK);
   std::string details;
   while (sqlite3_step(plan) == SQLITE_ROW) details += std::string(reinterpret_cast<const char *>(sqlite3_column_text(plan, 3))) + "\n";

@@ -86,7 +86,15 @@ struct ArtifactRun {
   std::vector<std::string> written;  // output files, when --output-dir was given
   double load_ms = 0, first_run_ms = 0, median_ms = 0;
   std::vector<double> times_ms;  // the --repeat runs, sorted
+  std::vector<double> runs_ms;   // the same, in the order they ran
 };
+
+/// The value `share` of the way up the sorted `times` (nearest rank).
+double percentile(const std::vector<double> &sorted, double share) {
+  if (sorted.empty()) return 0;
+  const size_t index = static_cast<size_t>(share * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(index, sorted.size() - 1)];
+}
 
 void print_run_json(const Module &module, const RunOptions &options, const ArtifactRun &run) {
   Json json;
@@ -102,7 +110,10 @@ void print_run_json(const Module &module, const RunOptions &options, const Artif
   json["load_ms"] = run.load_ms;
   json["first_run_ms"] = run.first_run_ms;
   json["median_ms"] = run.median_ms;
+  json["p10_ms"] = percentile(run.times_ms, 0.1);
+  json["p90_ms"] = percentile(run.times_ms, 0.9);
   json["repeats"] = run.times_ms.size();
+  json["runs_ms"] = run.runs_ms;
   json["kernel_calls"] = module.kernel_count();
   json["host_steps"] = module.host_step_count();
   json["arena_bytes"] = module.arena_bytes();
@@ -132,7 +143,8 @@ void print_run_text(const Module &module, const RunOptions &options, const Artif
   std::printf("loaded in %.1f ms (%d kernel calls%s per run, arena %.2f MB); first run %.2f ms\n", run.load_ms,
               module.kernel_count(), host_steps.c_str(), module.arena_bytes() / 1e6, run.first_run_ms);
   if (!run.times_ms.empty())
-    std::printf("median latency %.3f ms over %zu runs (min %.3f, max %.3f)\n", run.median_ms, run.times_ms.size(),
+    std::printf("median latency %.3f ms over %zu runs (p10 %.3f, p90 %.3f, min %.3f, max %.3f)\n", run.median_ms,
+                run.times_ms.size(), percentile(run.times_ms, 0.1), percentile(run.times_ms, 0.9),
                 run.times_ms.front(), run.times_ms.back());
   if (options.profile) {
     print_kernel_profile(kernel_profile(module), run.median_ms);
@@ -152,8 +164,9 @@ void run_and_time(Module &module, const std::vector<Tensor> &inputs, int repeat,
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     module.run(inputs);
-    run.times_ms.push_back(ms_since(t0));
+    run.runs_ms.push_back(ms_since(t0));
   }
+  run.times_ms = run.runs_ms;
   std::sort(run.times_ms.begin(), run.times_ms.end());
   run.median_ms = run.times_ms.empty() ? run.first_run_ms : run.times_ms[run.times_ms.size() / 2];
 }

@@ -63,6 +63,8 @@ int bench_command(const BenchOptions &options) {
   auto target = parse_target(options.request.target);
   if (!target.ok()) return fail(target.error().message);
   const bool gpu = target->kind == Target::Kind::Cuda;
+  if (gpu && options.cold)
+    return fail("--cold evicts the host CPU's caches; it does not apply to --target cuda");
   if (gpu && !options.vs.empty())
     return fail("--vs names CPU libraries; on a GPU the peers (cuBLAS, cuDNN) are timed by bench/bench_gpu.py");
   // Asked before any kernel runs here: the driver is queried in a child process, which CUDA
@@ -114,6 +116,7 @@ int bench_command(const BenchOptions &options) {
   bench::TimingOptions timing;
   timing.rounds = options.rounds;
   timing.min_seconds = options.min_seconds;
+  timing.cold = options.cold;
   timing.min_runs = 1000000;  // the time decides: every row gets the same slice
   if (!options.json) std::printf("%s\n\n", bench::describe(peak).c_str());
 

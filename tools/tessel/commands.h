@@ -59,6 +59,7 @@ struct BenchOptions {
   int rounds = 5;
   double min_seconds = 0.2;  // per row and round
   bool remeasure_peak = false;
+  bool cold = false;  // weights evicted from the caches before every run
   bool json = false;
   /// The process's arguments, to re-execute with the peer libraries' thread variables set
   /// (OpenMP and OpenBLAS read them when they load); null: no re-exec.
@@ -73,6 +74,7 @@ struct TuneCommandOptions {
   std::string shape;  // ... of this size (as `tessel bench` takes it)
   double timeout_ms = 0;     // > 0: per-candidate run timeout
   double min_repeat_ms = 0;  // > 0: each candidate is timed for at least this long
+  bool cold_weights = false;  // evict each task's weights from the caches before every timed run
   std::string target = "llvm";
   std::string db_path = "tessel.db";
   int trials = 2000;

@@ -109,6 +109,9 @@ int run_tessel(int argc, char **argv) {
       ->transform(kDuration)
       ->check(kPositive);
   tune_cmd->add_option("--db", tune.db_path, "tuning database: an SQLite file, created when missing, or a postgresql:// URL");
+  tune_cmd->add_flag("--cold-weights", tune.cold_weights,
+                     "time candidates with the task's weights evicted from the caches before every run, as inside "
+                     "a model whose weights exceed the cache; such records are kept apart and deployed first");
   tune_cmd->add_flag("--remote", tune.remote,
                      "search here, measure elsewhere: candidates go into the database's work queue and `tessel "
                      "worker`s measure them");
@@ -189,6 +192,8 @@ int run_tessel(int argc, char **argv) {
   bench_cmd->add_option("--rounds", bench.rounds, "interleaved timing rounds")->check(kPositive);
   bench_cmd->add_option("--min-time", bench.min_seconds, "seconds each row runs per round")->check(kPositive);
   bench_cmd->add_flag("--remeasure-peak", bench.remeasure_peak, "measure the machine's peaks again instead of the cache");
+  bench_cmd->add_flag("--cold", bench.cold,
+                      "evict every row's weights from the caches before each run, as a model's other layers do");
   bench_cmd->add_flag("--json", bench.json, "machine-readable output");
   add_optimize_flags(bench_cmd, bench.request.optimize);
   bench.argv = argv;

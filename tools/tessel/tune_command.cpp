@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/cache_eviction.h"
 #include "codegen/cuda_device.h"
 #include "tools/tessel/commands.h"
 #include "tuner/benchmark_problems.h"
@@ -42,6 +43,25 @@ Result<Graph> tuning_graph(const TuneCommandOptions &options) {
   return optimize_as_told(*kernel, options.optimize);
 }
 
+/// A database holds one way of timing per target: a candidate already measured warm could not
+/// be recorded again cold (records are unique per schedule), and the two sets of times do
+/// not compare. Refuses a tune whose timing differs from the records already there.
+Result<void> check_one_timing_per_target(const TuningDatabase &db, const std::string &target, bool cold) {
+  TESSEL_TRY(const DatabaseStats stats, db.stats());
+  for (const TargetStats &measured : stats.per_machine) {
+    if (measured.target != target || measured.records == 0) continue;
+    TuningRecord probe;
+    probe.machine = measured.machine;
+    if (timed_cold(probe) == cold) continue;
+    return make_error(ErrorKind::InvalidInput,
+                      db.location() + " holds " + std::to_string(measured.records) + " records of " + target + " timed " +
+                          (cold ? "with warm caches" : "with --cold-weights") + "; tune " +
+                          (cold ? "with --cold-weights" : "without it") +
+                          " into another database (--db), or with the same timing as they were");
+  }
+  return {};
+}
+
 /// TuneOptions from the flags.
 TuneOptions tune_options(const TuneCommandOptions &options) {
   TuneOptions tune;
@@ -59,6 +79,7 @@ TuneOptions tune_options(const TuneCommandOptions &options) {
   tune.measure.jobs = options.jobs;
   if (options.timeout_ms > 0) tune.measure.run_timeout_seconds = options.timeout_ms / 1e3;
   if (options.min_repeat_ms > 0) tune.measure.timing.min_seconds = options.min_repeat_ms / 1e3;
+  tune.measure.timing.cold_constants = options.cold_weights;
   return tune;
 }
 
@@ -146,6 +167,12 @@ void print_tune_summary(const TuneSummary &summary, const std::string &db_locati
 int tune_command(const TuneCommandOptions &options) {
   auto target = parse_target(options.target);
   if (!target.ok()) return fail(target.error().message);
+  if (options.cold_weights && target->kind == Target::Kind::Cuda)
+    return fail("--cold-weights evicts the host CPU's caches; it does not apply to --target cuda");
+  if (options.cold_weights && options.remote)
+    return fail("--cold-weights times candidates in this process's workers; `tessel worker`s do not take it yet");
+  if (options.cold_weights && !cache_eviction_supported())
+    return fail("--cold-weights needs a CPU whose caches tessel can evict (x86-64)");
   if (auto device = check_tuning_device(target.value(), options.remote); !device.ok())
     return fail(device.error().message);
   if (options.trials < 1) return fail("--trials must be at least 1");
@@ -156,6 +183,8 @@ int tune_command(const TuneCommandOptions &options) {
   if (!graph.ok()) return fail(graph.error().message);
   auto db = TuningDatabase::open(options.db_path);
   if (!db.ok()) return fail(db.error().message);
+  if (auto one = check_one_timing_per_target(db.value(), target->to_string(), options.cold_weights); !one.ok())
+    return fail(one.error().message);
   TuneOptions tune = tune_options(options);
   show_progress(options, tune);
   const bool terminal = ::isatty(STDERR_FILENO);

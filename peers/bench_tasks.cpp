@@ -125,7 +125,7 @@ Result<void> tune_bench_tasks(const BenchRequest &options, const Graph &graph, c
 /// The task's best record: of the database's three fastest, the one fastest here and now
 /// (a record's median is the luckiest of many draws). Runs kernels in this process, so it
 /// comes after all tuning (tuning forks workers, which a live Halide thread pool forbids).
-Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target) {
+Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target, bool cold) {
   const std::string target_text = target.to_string();
   auto hashes = db.measured_hashes(task.workload_key, target_text);
   if (!hashes.ok()) return hashes.error();
@@ -153,6 +153,7 @@ Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Targ
     quick.warmup_runs = 1;
     quick.min_runs = 3;
     quick.min_seconds = 0.05;
+    quick.cold_constants = cold;  // picked the way the rows will be timed
     auto timing = time_task(kernel.value(), task.task, inputs, quick);
     if (timing.ok() && timing->median < best_seconds) {
       best_seconds = timing->median;

@@ -38,7 +38,8 @@ Result<void> tune_bench_tasks(const BenchRequest &request, const Graph &graph, c
                               const Target &target, TuningDatabase &db);
 
 /// The task's best record: of the database's three fastest, the one fastest here and now.
-/// Runs kernels in this process, so it comes after all tuning.
-Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target);
+/// Runs kernels in this process, so it comes after all tuning. `cold`: timed with the task's
+/// weights evicted before every run, as `tessel bench --cold` times its rows.
+Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target, bool cold = false);
 
 }  // namespace tessel

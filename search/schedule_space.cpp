@@ -28,6 +28,14 @@ std::vector<Schedule> ScheduleSpace::sample(const ComputeDesc &compute, int coun
   return gpu_ ? sample_gpu_schedules(compute, *gpu_, count, rng) : sample_schedules(compute, *cpu_, count, rng);
 }
 
+std::vector<SampledSchedule> ScheduleSpace::sample_with_trees(const ComputeDesc &compute, int count,
+                                                             std::mt19937_64 &rng) const {
+  if (!gpu_) return sample_schedules_with_trees(compute, *cpu_, count, rng);
+  std::vector<SampledSchedule> samples;
+  for (Schedule &s : sample_gpu_schedules(compute, *gpu_, count, rng)) samples.push_back({std::move(s), nullptr});
+  return samples;
+}
+
 Result<CoveredSchedule> ScheduleSpace::mutate_replayed(const ComputeDesc &compute, const Schedule &schedule,
                                                        const ScheduleTree &tree, std::mt19937_64 &rng) const {
   if (!gpu_) return mutate_replayed_schedule(compute, schedule, tree, *cpu_, rng);

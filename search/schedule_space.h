@@ -11,6 +11,7 @@
 #include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
 #include "search/cpu/cpu_target.h"
+#include "search/cpu/sampler.h"
 #include "search/exact_cover.h"
 #include "search/gpu/gpu_target.h"
 
@@ -24,6 +25,9 @@ class ScheduleSpace {
   bool gpu() const { return gpu_.has_value(); }
   /// `count` valid schedules drawn from the sketches.
   std::vector<Schedule> sample(const ComputeDesc &compute, int count, std::mt19937_64 &rng) const;
+  /// sample, each with the tree the sampler's check replayed where it kept one (on a CPU;
+  /// null trees elsewhere): the same schedules as sample() from the same generator.
+  std::vector<SampledSchedule> sample_with_trees(const ComputeDesc &compute, int count, std::mt19937_64 &rng) const;
   /// A schedule differing from `schedule` in one choice that this space admits.
   Result<Schedule> mutate(const ComputeDesc &compute, const Schedule &schedule, std::mt19937_64 &rng) const;
   /// mutate, from the parent's replayed tree (validate_and_replay of `schedule`), with the

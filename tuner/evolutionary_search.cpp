@@ -52,11 +52,8 @@ std::optional<Schedule> crossover(const ComputeDesc &compute, const Schedule &a,
 namespace {
 
 /// A schedule the search considers, with its replayed tree when the step that made it
-/// replayed it already (null: replay it to score it).
-struct Proposal {
-  Schedule schedule;
-  std::shared_ptr<const ScheduleTree> tree;
-};
+/// replayed it already (null: replay it to score it): what the sampler returns, too.
+using Proposal = SampledSchedule;
 
 std::vector<Proposal> without_trees(const std::vector<Schedule> &schedules) {
   std::vector<Proposal> proposals;
@@ -183,20 +180,21 @@ std::vector<Proposal> breed(const ComputeDesc &compute, const ScheduleSpace &spa
 
 /// `count` samples of the space, drawn on all cores in chunks of fixed size, each chunk with
 /// its own generator seeded from `rng`, so the result does not depend on the thread count.
-std::vector<Schedule> fresh_samples(const ComputeDesc &compute, const ScheduleSpace &space, int count, int threads,
+std::vector<Proposal> fresh_samples(const ComputeDesc &compute, const ScheduleSpace &space, int count, int threads,
                                     std::mt19937_64 &rng) {
   constexpr int kChunk = 32;
   const int chunks = (count + kChunk - 1) / kChunk;
   std::vector<uint64_t> seeds(static_cast<size_t>(chunks));
   for (uint64_t &seed : seeds) seed = rng();
-  std::vector<std::vector<Schedule>> drawn(seeds.size());
+  std::vector<std::vector<SampledSchedule>> drawn(seeds.size());
   parallel_for_each(chunks, threads, [&](int i) {
     std::mt19937_64 own(seeds[i]);
-    drawn[i] = space.sample(compute, std::min(kChunk, count - i * kChunk), own);
+    drawn[i] = space.sample_with_trees(compute, std::min(kChunk, count - i * kChunk), own);
   });
-  std::vector<Schedule> samples;
-  for (std::vector<Schedule> &chunk : drawn)
-    for (Schedule &s : chunk) samples.push_back(std::move(s));
+  // The sampler's check replayed each one already: its tree comes along.
+  std::vector<Proposal> samples;
+  for (std::vector<SampledSchedule> &chunk : drawn)
+    for (SampledSchedule &s : chunk) samples.push_back(std::move(s));
   return samples;
 }
 
@@ -209,7 +207,7 @@ std::vector<Candidate> propose_candidates(const ComputeDesc &compute, const Sche
   CandidatePool considered(compute, space, options.threads);
   std::vector<Candidate> population = considered.consider(without_trees(seeds));
   const int fresh = std::max(0, options.population - static_cast<int>(population.size()));
-  for (Candidate &c : considered.consider(without_trees(fresh_samples(compute, space, fresh, options.threads, rng))))
+  for (Candidate &c : considered.consider(fresh_samples(compute, space, fresh, options.threads, rng)))
     population.push_back(std::move(c));
   score(model, population);
 

@@ -283,17 +283,50 @@ class Chooser {
   SketchChoices choices_;
 };
 
-/// The schedule of these choices if it builds, replays and stays inside its regions; a
-/// sample must also stay within the unrolling cap (a default need not: it is never
-/// proposed for measuring, only compiled once).
-Result<Schedule> checked_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
-                                  const SketchChoices &choices, bool sample) {
+/// The schedule of these choices, with its replayed tree, if it builds, replays and stays
+/// inside its regions; a sample must also stay within the unrolling cap (a default need not:
+/// it is never proposed for measuring, only compiled once).
+Result<SampledSchedule> checked_sample(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
+                                       const SketchChoices &choices, bool sample) {
   Result<Schedule> schedule = build_sketch_schedule(compute, sketch, target, choices);
-  if (!schedule) return schedule;
+  if (!schedule) return schedule.error();
   Result<ScheduleTree> tree = validate_exact_cover(compute, *schedule);
   if (!tree) return make_error(tree.error().kind, "sketch " + sketch.name + ": " + tree.error().message);
   if (sample) TESSEL_TRY_VOID(check_unrolled_body(*tree, target));
-  return schedule;
+  return SampledSchedule{std::move(schedule.value()), std::make_shared<const ScheduleTree>(std::move(tree.value()))};
+}
+
+Result<Schedule> checked_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
+                                  const SketchChoices &choices, bool sample) {
+  Result<SampledSchedule> checked = checked_sample(compute, sketch, target, choices, sample);
+  if (!checked) return checked.error();
+  return std::move(checked->schedule);
+}
+
+/// The first of up to 64 draws that gives a value, else `fallback()`, counted in `stats`.
+template <typename T>
+T first_valid(const std::function<Result<T>()> &draw, const std::function<T()> &fallback, SamplerStats *stats) {
+  SamplerStats local;
+  SamplerStats &s = stats ? *stats : local;
+  ++s.schedules;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    Result<T> value = draw();
+    if (value) {
+      if (attempt == 0) ++s.first_try_valid;
+      return std::move(value.value());
+    }
+    ++s.rejected_draws;
+    s.last_rejection = value.error().message;
+  }
+  ++s.fallbacks;
+  return fallback();
+}
+
+SampledSchedule sample_with_tree(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
+                                 std::mt19937_64 &rng, SamplerStats *stats) {
+  return first_valid<SampledSchedule>(
+      [&] { return checked_sample(compute, sketch, target, sample_choices(compute, sketch, target, rng), true); },
+      [&] { return SampledSchedule{default_cpu_schedule(compute, target), nullptr}; }, stats);
 }
 
 }  // namespace
@@ -309,34 +342,27 @@ SketchChoices default_choices(const ComputeDesc &compute, const Sketch &sketch, 
 
 Schedule first_valid_draw(const std::function<Result<Schedule>()> &draw, const std::function<Schedule()> &fallback,
                           SamplerStats *stats) {
-  SamplerStats local;
-  SamplerStats &s = stats ? *stats : local;
-  ++s.schedules;
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    Result<Schedule> schedule = draw();
-    if (schedule) {
-      if (attempt == 0) ++s.first_try_valid;
-      return schedule.value();
-    }
-    ++s.rejected_draws;
-    s.last_rejection = schedule.error().message;
-  }
-  ++s.fallbacks;
-  return fallback();
+  return first_valid<Schedule>(draw, fallback, stats);
 }
 
 Schedule sample_schedule(const ComputeDesc &compute, const Sketch &sketch, const CpuTargetDesc &target,
                          std::mt19937_64 &rng, SamplerStats *stats) {
-  return first_valid_draw(
-      [&] { return checked_schedule(compute, sketch, target, sample_choices(compute, sketch, target, rng), true); },
-      [&] { return default_cpu_schedule(compute, target); }, stats);
+  return std::move(sample_with_tree(compute, sketch, target, rng, stats).schedule);
+}
+
+std::vector<SampledSchedule> sample_schedules_with_trees(const ComputeDesc &compute, const CpuTargetDesc &target,
+                                                         int count, std::mt19937_64 &rng, SamplerStats *stats) {
+  const std::vector<Sketch> sketches = generate_sketches(compute, target);
+  std::vector<SampledSchedule> samples;
+  for (int i = 0; i < count; ++i) samples.push_back(sample_with_tree(compute, pick(rng, sketches), target, rng, stats));
+  return samples;
 }
 
 std::vector<Schedule> sample_schedules(const ComputeDesc &compute, const CpuTargetDesc &target, int count,
                                        std::mt19937_64 &rng, SamplerStats *stats) {
-  const std::vector<Sketch> sketches = generate_sketches(compute, target);
   std::vector<Schedule> schedules;
-  for (int i = 0; i < count; ++i) schedules.push_back(sample_schedule(compute, pick(rng, sketches), target, rng, stats));
+  for (SampledSchedule &s : sample_schedules_with_trees(compute, target, count, rng, stats))
+    schedules.push_back(std::move(s.schedule));
   return schedules;
 }
 

@@ -5,6 +5,7 @@
 // (exact_cover.h). Also the deterministic default pick the benchmarks compare with.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "base/result.h"
 #include "compute/compute_desc.h"
 #include "schedule/schedule_ir.h"
+#include "schedule/schedule_tree.h"
 #include "search/cpu/cpu_target.h"
 #include "search/cpu/sketch.h"
 #include "search/cpu/sketch_schedule.h"
@@ -53,6 +55,18 @@ Schedule sample_schedule(const ComputeDesc &compute, const Sketch &sketch, const
 /// `count` schedules, each from a sketch of generate_sketches drawn uniformly.
 std::vector<Schedule> sample_schedules(const ComputeDesc &compute, const CpuTargetDesc &target, int count,
                                        std::mt19937_64 &rng, SamplerStats *stats = nullptr);
+
+/// A sampled schedule with the tree its validity check replayed (null for a fallback default,
+/// which no check replayed): a search that keeps trees need not replay it again.
+struct SampledSchedule {
+  Schedule schedule;
+  std::shared_ptr<const ScheduleTree> tree;
+};
+
+/// sample_schedules, each with its replayed tree; the same draws give the same schedules.
+std::vector<SampledSchedule> sample_schedules_with_trees(const ComputeDesc &compute, const CpuTargetDesc &target,
+                                                         int count, std::mt19937_64 &rng,
+                                                         SamplerStats *stats = nullptr);
 
 /// default_choices of the rfactor sketch when there is one (it exists only where tiling
 /// leaves threads idle), else of the first sketch: the baseline the tuner is compared with.

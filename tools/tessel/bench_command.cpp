@@ -98,7 +98,7 @@ int bench_command(const BenchOptions &options) {
       if (auto tuned = tune_bench_tasks(options.request, *tuning_graph, tasks.value(), target.value(), db.value()); !tuned.ok())
         return fail(tuned.error().message);
     for (BenchTask &task : tasks.value())
-      if (auto picked = pick_tuned_schedule(task, db.value(), target.value()); !picked.ok())
+      if (auto picked = pick_tuned_schedule(task, db.value(), target.value(), options.cold); !picked.ok())
         return fail(picked.error().message);
   }
 

@@ -247,7 +247,8 @@ def run_round(args, model, config, round_index, work, peak, env):
                 "--warmup", str(ORT_WARMUP), "--runs", str(args.runs), "--output", str(out_file)]
     else:
         argv = [args.tessel, "run", str(config.artifact), "--input", str(inp), "--threads",
-                str(args.threads), "--repeat", str(args.runs), "--json", "-o", str(out_dir)]
+                str(args.threads), "--warmup", str(ORT_WARMUP), "--repeat", str(args.runs), "--json", "-o",
+                str(out_dir)]
     res = run_command(argv, peak, cwd=str(work), env=env, timeout=args.timeout)
     info = last_json_line(res.stdout)
     if res.rc != 0 or res.timed_out or info is None or "median_ms" not in info:
@@ -531,8 +532,8 @@ def main(argv):
         f"`tuned_tasks + default_tasks`. Timing runs in {args.rounds} interleaved rounds: each round starts a "
         f"fresh process for ONNX Runtime (`node bench/ort/ort_bench.js --threads {args.threads} --warmup "
         f"{ORT_WARMUP} --runs {args.runs}`: CPU execution provider, all graph optimizations, sequential) and for "
-        f"each tessel artifact (`tessel run --threads {args.threads} --repeat {args.runs}`: one untimed warm-up "
-        f"run, then {args.runs} timed), and the order rotates by one each round so that load changes on this "
+        f"each tessel artifact (`tessel run --threads {args.threads} --warmup {ORT_WARMUP} --repeat {args.runs}`: "
+        f"the same {ORT_WARMUP} untimed warm-up runs, then {args.runs} timed), and the order rotates by one each round so that load changes on this "
         f"shared machine hit every configuration alike. A configuration's number is the median over rounds "
         f"of each process's own median (ORT interpolates between the middle two samples, tessel takes the "
         f"upper one); the range is the min and max of those round medians. Session creation, artifact loading "

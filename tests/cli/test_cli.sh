@@ -154,6 +154,9 @@ expect 0 "in-graph selection: kernel time per run" -- "$tessel" compile "$model"
 ls -d "$tmp"/tiny_sel.tsl.trial-* >/dev/null 2>&1 && { echo "FAILED: --select-in-graph left its trial artifact"; failures=$((failures + 1)); }
 expect 0 "median latency" -- "$tessel" run "$tmp/tiny_sel.tsl" --repeat 2
 expect 0 "median latency .* over 5 runs \(p10 .*, p90 " -- "$tessel" run "$tmp/tiny.tsl" --repeat 5
+expect 0 "median latency .* over 2 runs" -- "$tessel" run "$tmp/tiny.tsl" --warmup 4 --repeat 2
+expect 0 "median latency .* over 2 runs" -- "$tessel" run "$model" --warmup 3 --repeat 2
+expect 2 "--warmup: must be a number greater than 0" -- "$tessel" run "$tmp/tiny.tsl" --warmup 0
 expect 0 '"p90_ms":.*"runs_ms":\[[0-9.e-]+(,[0-9.e-]+){4}\]' -- "$tessel" run "$tmp/tiny.tsl" --repeat 5 --json
 expect 0 "output.npy" -- "$tessel" run "$tmp/tiny.tsl" --input "input=$src/examples/models/tiny_cnn.input.npy" --output-dir "$tmp/tsl_out" --repeat 2
 /usr/bin/python3 - "$tmp/tsl_out/output.npy" "$src/examples/models/tiny_cnn.expected.npy" <<'PY' || { echo "FAILED: artifact output differs from PyTorch"; failures=$((failures + 1)); }

@@ -156,11 +156,12 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// The first run, then `repeat` timed ones.
-void run_and_time(Module &module, const std::vector<Tensor> &inputs, int repeat, ArtifactRun &run) {
+/// The first run, the other warm-up runs, then `repeat` timed ones.
+void run_and_time(Module &module, const std::vector<Tensor> &inputs, int warmup, int repeat, ArtifactRun &run) {
   const auto start = std::chrono::steady_clock::now();
   run.outputs = module.run(inputs);
   run.first_run_ms = ms_since(start);
+  for (int w = 1; w < warmup; ++w) module.run(inputs);
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     module.run(inputs);
@@ -193,7 +194,7 @@ int run_artifact_command(const RunOptions &options) {
     std::vector<std::string> notes;
     auto inputs = artifact_inputs(module, options.inputs, options.seed, max_input_bytes(options), notes);
     if (!inputs.ok()) return fail(inputs.error().message);
-    run_and_time(module, inputs.value(), options.repeat, run);
+    run_and_time(module, inputs.value(), options.warmup, options.repeat, run);
     if (!options.output_dir.empty()) {
       std::vector<std::string> names;
       for (const TensorDesc &d : module.outputs()) names.push_back(d.name);

@@ -21,6 +21,7 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=file.npy or file.npy
   std::string output_dir;
   int repeat = 10;
+  int warmup = 1;  // untimed runs before the timed ones (the first also compiles JIT kernels)
   int threads = 0;
   uint64_t seed = 0;
   std::string target = "llvm";

@@ -53,12 +53,13 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// The first run (it compiles the kernels), then `repeat` timed ones.
-Result<ModelRun> run_and_time(GraphExecutor &executor, const std::vector<Tensor> &inputs, int repeat) {
+/// The first run (it compiles the kernels), the other warm-up runs, then `repeat` timed ones.
+Result<ModelRun> run_and_time(GraphExecutor &executor, const std::vector<Tensor> &inputs, int warmup, int repeat) {
   ModelRun run;
   const auto start = std::chrono::steady_clock::now();
   TESSEL_TRY(run.outputs, executor.run(inputs));
   run.first_run_ms = ms_since(start);
+  for (int w = 1; w < warmup; ++w) TESSEL_TRY_VOID(executor.run(inputs));
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     auto again = executor.run(inputs);
@@ -134,7 +135,7 @@ int run_command(const RunOptions &options) {
   auto db = open_schedules(options, target.value(), executor_options);
   if (!db.ok()) return fail(db.error().message);
   GraphExecutor executor(shared, target.value(), executor_options);
-  auto run = run_and_time(executor, inputs.value(), options.repeat);
+  auto run = run_and_time(executor, inputs.value(), options.warmup, options.repeat);
   if (!run.ok()) return fail(run.error().message);
   if (!options.output_dir.empty()) {
     std::vector<std::string> names;

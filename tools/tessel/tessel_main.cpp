@@ -48,7 +48,9 @@ int run_tessel(int argc, char **argv) {
   run_cmd->add_option("--input,-i", run.inputs, "NAME=file.npy (or file.npy, positional); random inputs when none")
       ->take_all();
   run_cmd->add_option("--output-dir,-o", run.output_dir, "write <output name>.npy per graph output here");
-  run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after one warm-up run")->check(kPositive);
+  run_cmd->add_option("--repeat,-r", run.repeat, "timed runs after the warm-up runs")->check(kPositive);
+  run_cmd->add_option("--warmup", run.warmup, "untimed runs first (default 1; the first is reported as the first run)")
+      ->check(kPositive);
   run_cmd->add_option("--threads,-t", run.threads, "worker threads (default: all cores)")->check(kPositive);
   run_cmd->add_option("--seed", run.seed, "seed for random inputs");
   run_cmd->add_option("--max-input-bytes", run.max_input_bytes,

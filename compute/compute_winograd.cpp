@@ -20,11 +20,18 @@ using Halide::Var;
 
 constexpr int kLanes = 16;  // f32 lanes of an AVX-512 vector
 
-/// Vector width for rows of `n` tiles: a power of two up to kLanes, not much wider than n.
+/// Vector width for rows of `n` tiles: the widest power of two up to kLanes that fits in n
+/// (4 when n is narrower). A vector wider than the row would run every lane under a guard.
 int tile_vector_width(int64_t n) {
   int v = 4;
-  while (v < kLanes && v < n) v *= 2;
+  while (v < kLanes && 2 * v <= n) v *= 2;
   return v;
+}
+
+/// Rows at least one vector wide end in a vector shifted back over the row's last lanes
+/// (recomputing a few tiles); narrower rows run under a guard.
+TailStrategy tile_row_tail(int64_t n, int vector) {
+  return n >= vector ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf;
 }
 
 const WinogradTransform &transform_of(const ComputeContext &ctx) {
@@ -78,13 +85,15 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
   tiles(tx, ty, c, k, n) = Halide::mux(k, points);
   if (!ctx.unscheduled) {
     const int vec = tile_vector_width(tw);
-    padded.compute_root().vectorize(px, kLanes, TailStrategy::GuardWithIf).parallel(c);
     tiles.compute_root()
         .bound(k, 0, t.points())
         .reorder(tx, k, ty, c, n)
         .unroll(k)
-        .vectorize(tx, vec, TailStrategy::GuardWithIf)
+        .vectorize(tx, vec, tile_row_tail(tw, vec))
         .parallel(c);
+    // One channel's padded plane at a time, by the thread that transforms it: it stays in
+    // L1 instead of a whole padded copy of the input going through memory first.
+    padded.compute_at(tiles, c).vectorize(px, kLanes, TailStrategy::GuardWithIf);
   }
   return {define_tensor(ctx.node.name, ctx.output_type(0).dtype, out_shape, [&](const std::vector<Expr> &i) {
     return tiles(i[4], i[3], i[2], i[1], i[0]);
@@ -120,7 +129,7 @@ std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
         .reorder(xi, yi, txo, tyo, m, n)
         .unroll(xi)
         .unroll(yi)
-        .vectorize(txo, tile_vector_width(tw), TailStrategy::GuardWithIf)
+        .vectorize(txo, tile_vector_width(tw), tile_row_tail(tw, tile_vector_width(tw)))
         .parallel(m);
   }
   return {define_tensor(ctx.node.name, ctx.output_type(0).dtype, out_shape, [&](const std::vector<Expr> &i) {

@@ -32,6 +32,13 @@ int64_t largest_at_most(const std::vector<int64_t> &values, int64_t limit) {
 }
 
 
+/// Output positions (all axes but the channels) up to which a blocked conv may take its
+/// whole map as one tile, and the most weight bytes one step of its outermost reduction
+/// reads then: by default what an L1 or a small L2 share keeps, when drawn half an L2.
+constexpr int64_t kWholeMapPositions = 64;
+constexpr int64_t kDefaultWeightChunkBytes = 64 * 1024;
+constexpr int64_t kWeightChunkBytes = 512 * 1024;
+
 /// Draws (or, without a generator, picks the default for) each parameter of one sketch.
 class Chooser {
  public:
@@ -74,6 +81,37 @@ class Chooser {
     return p ? p->values : std::vector<int64_t>{};
   }
 
+  /// Whether a blocked conv's output map is so small that one tile covers it: each weight
+  /// then serves every position of the map while it is in a register, and each thread reads
+  /// its channels' weights from memory once per run. On maps this small the weights are what
+  /// the kernel moves (ResNet-18's 512-channel 3x3 conv on a 3x3 map: 9.4 MB of weights for
+  /// 42 MFLOP); tiles of one row re-read them once per row (measured in the model, 0.83 ms
+  /// one row at a time, 0.69 ms over the whole map).
+  static bool streams_weights(const FuncDesc &out, const std::vector<AxisLink> &links) {
+    int64_t positions = 1;
+    for (size_t a = 0; a < out.pure_axes.size(); ++a)
+      if (a != links.front().out_axis) positions *= out.pure_axes[a].extent;
+    return positions <= kWholeMapPositions;
+  }
+  /// Input channels per step of the outermost reduction over a whole map, so that the
+  /// weights one step reads stay in cache while the tile's remainder loops re-read them:
+  /// drawn among the divisors whose chunk is at most kWeightChunkBytes (for the default the
+  /// largest within kDefaultWeightChunkBytes).
+  int64_t weight_chunk(const AxisDesc &outermost, const std::vector<AxisDesc> &reductions, int64_t channels,
+                       int64_t bytes_per_element) {
+    int64_t inner = 1;
+    for (const AxisDesc &k : reductions)
+      if (k.name != outermost.name) inner *= k.extent;
+    std::vector<int64_t> fits;
+    for (int64_t d : divisors(outermost.extent))
+      if (d * inner * channels * bytes_per_element <= kWeightChunkBytes) fits.push_back(d);
+    if (fits.empty()) return 1;
+    int64_t fallback = fits.front();
+    for (int64_t d : fits)
+      if (d * inner * channels * bytes_per_element <= kDefaultWeightChunkBytes) fallback = d;
+    return draw(fits, fallback);
+  }
+
   void tiled(const FuncDesc &out, const FuncDesc &anchor, bool multi_level) {
     const std::string &O = out.name, &A = anchor.name;
     const size_t n = out.pure_axes.size();
@@ -88,7 +126,10 @@ class Chooser {
     // Output tiles. The innermost axis: a few vectors (or the whole axis, rarely).
     const int64_t e0 = out.pure_axes[0].extent;
     int64_t t0 = e0;
-    if (blocked) {
+    const bool whole_map = blocked && streams_weights(out, links) && (!random() || chance(*rng_, 35));
+    if (whole_map) {
+      t0 = e0;
+    } else if (blocked) {
       // Rows of a register tile: up to 14 positions (two rows of 7), or the whole axis.
       const std::vector<int64_t> tiles = param_values(O + ".tile." + out.pure_axes[0].name);
       t0 = draw(tiles, largest_at_most(tiles, 14));
@@ -114,7 +155,8 @@ class Chooser {
           a == rows_axis ? std::min<int64_t>({8, std::max<int64_t>(1, budget / default_vectors), axis.extent}) : 1;
       // Blocked: two vectors of channels, the other axes one row at a time.
       if (blocked) fallback = a == links.front().out_axis ? largest_at_most(tiles, 2 * links.front().lanes) : 1;
-      choices_[O + ".tile." + axis.name] = draw(tiles, fallback);
+      choices_[O + ".tile." + axis.name] =
+          whole_map && a != links.front().out_axis ? axis.extent : draw(tiles, fallback);
     }
     choices_[O + ".order"] = draw({0, 1}, 1);
 
@@ -187,9 +229,13 @@ class Chooser {
         choices_[A + ".inner." + anchor.pure_axes[a].name] = draw(divisors(m), m);
       }
     bool innermost = true;
+    const std::vector<AxisDesc> reductions = update_reduction_axes(anchor);
     for (const AxisDesc &k : anchor.stages[1].axes) {
       if (!k.reduction) continue;
-      const int64_t f = random() && chance(*rng_, 50) ? pick(*rng_, divisors(k.extent)) : k.extent;
+      int64_t f = random() && chance(*rng_, 50) ? pick(*rng_, divisors(k.extent)) : k.extent;
+      if (whole_map && k.name == reductions.back().name && reductions.size() > 1)
+        f = weight_chunk(k, reductions, choices_[O + ".tile." + out.pure_axes[links.front().out_axis].name],
+                         anchor.bytes_per_element);
       choices_[A + ".reduce." + k.name] = f;
       if (innermost) {
         // Unrolled taps repeat the whole register tile: only within the cap on unrolled code.

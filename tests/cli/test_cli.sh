@@ -167,6 +167,11 @@ PY
 # --profile: every kernel call timed against its tuning record; only for artifacts.
 expect 0 "kernel calls: .* ms of the .* ms median run" -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3
 expect 0 '"kernels":\[\{"step"' -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 3 --json
+# ... and the host's cross-core round trip beside it, where there are two CPUs to measure.
+if [ "$(nproc)" -ge 2 ]; then
+  expect 0 "cross-core round trip [0-9]+ ns before loading" -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 2
+  expect 0 '"cross_core_round_trip_ns":[0-9.e+]+' -- "$tessel" run "$tmp/tiny.tsl" --profile --repeat 2 --json
+fi
 expect 1 "give --db or --log, not both" -- "$tessel" compile "$model" --db "$tmp/tune.db" --log "$tmp/log.jsonl" -o "$tmp/x.tsl"
 [ ! -e "$tmp/x.tsl" ] || { echo "FAILED: a failed compile left $tmp/x.tsl"; failures=$((failures + 1)); }
 

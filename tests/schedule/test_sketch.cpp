@@ -346,6 +346,36 @@ unroll acc.u0 i
   CHECK_THAT(to_text(avx2), Catch::Contains("split out i i_o i_i 6 shift_inwards"));
 }
 
+TEST_CASE("default schedule: a blocked conv on a small map streams its weights once", "[sketch]") {
+  // 512 channels on a 3x3 map (ResNet-18's last convs at 96x96): one tile covers the map,
+  // so the accumulator holds every position of its channels and the input channels' loop
+  // is split, its outer part outside the tile's remainder: each weight chunk is read from
+  // memory once and re-read from cache for the remaining rows.
+  const ComputeDesc small = blocked_conv_desc(3, 512);
+  const Schedule s = default_cpu_schedule(small, kTarget);
+  require_valid(small, s);
+  const std::string nest = validate_and_replay(small, s).value().to_text();
+  INFO(to_text(s) << nest);
+  CHECK_THAT(nest, Catch::Contains("realize acc [16x3x3x"));
+  const size_t outer_ic = nest.find("for acc.u0.ic_o"), rows = nest.find("acc.u0.y");
+  REQUIRE(outer_ic != std::string::npos);
+  REQUIRE(rows != std::string::npos);
+  CHECK(outer_ic < rows);
+  // Larger maps keep tiles of one row: the weights of a few channels stay in cache there.
+  const ComputeDesc large = blocked_conv_desc(14, 64);
+  const std::string large_nest = validate_and_replay(large, default_cpu_schedule(large, kTarget)).value().to_text();
+  INFO(large_nest);
+  CHECK_THAT(large_nest, !Catch::Contains("acc.u0.ic_o"));
+  // The search draws both: some samples of the small map take it whole, some do not.
+  int whole = 0, rows_only = 0;
+  for (const Schedule &sample : samples_per_sketch(small, 40, 11)) {
+    const std::string text = validate_and_replay(small, sample).value().to_text();
+    (text.find("realize acc [16x3x3x") != std::string::npos ? whole : rows_only) += 1;
+  }
+  CHECK(whole > 0);
+  CHECK(rows_only > 0);
+}
+
 // ---- sampling ----
 
 TEST_CASE("samples of every task replay and stay inside their regions", "[sketch]") {

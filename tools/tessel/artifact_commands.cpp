@@ -2,11 +2,13 @@
 // the same code path a deployed program uses (no Halide JIT involved).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "base/cross_core_latency.h"
 #include "base/json.h"
 #include "deploy/artifact_inputs.h"
 #include "deploy/artifact_manifest.h"
@@ -87,6 +89,7 @@ struct ArtifactRun {
   double load_ms = 0, first_run_ms = 0, median_ms = 0;
   std::vector<double> times_ms;  // the --repeat runs, sorted
   std::vector<double> runs_ms;   // the same, in the order they ran
+  std::optional<double> cross_core_ns;  // measured before loading, with --profile
 };
 
 /// The value `share` of the way up the sorted `times` (nearest rank).
@@ -117,6 +120,7 @@ void print_run_json(const Module &module, const RunOptions &options, const Artif
   json["kernel_calls"] = module.kernel_count();
   json["host_steps"] = module.host_step_count();
   json["arena_bytes"] = module.arena_bytes();
+  if (run.cross_core_ns) json["cross_core_round_trip_ns"] = *run.cross_core_ns;
   if (options.profile) {
     json["kernels"] = Json::array();
     for (const KernelProfileRow &row : kernel_profile(module)) {
@@ -146,6 +150,11 @@ void print_run_text(const Module &module, const RunOptions &options, const Artif
     std::printf("median latency %.3f ms over %zu runs (p10 %.3f, p90 %.3f, min %.3f, max %.3f)\n", run.median_ms,
                 run.times_ms.size(), percentile(run.times_ms, 0.1), percentile(run.times_ms, 0.9),
                 run.times_ms.front(), run.times_ms.back());
+  if (run.cross_core_ns)
+    std::printf("cross-core round trip %.0f ns before loading (a cache line between the first two CPUs and back; "
+                "on a virtual machine it depends on where the vCPUs run now, and kernels that read the other "
+                "thread's output slow down when it is high)\n",
+                *run.cross_core_ns);
   if (options.profile) {
     print_kernel_profile(kernel_profile(module), run.median_ms);
     print_host_step_profile(module.host_step_times());
@@ -188,6 +197,8 @@ int run_artifact_command(const RunOptions &options) {
   if (!options.db_path.empty()) return fail("--db applies when compiling; an artifact already holds its schedules");
   try {
     ArtifactRun run;
+    // Before the pool's threads exist: they would spin on the CPUs it measures.
+    if (options.profile) run.cross_core_ns = cross_core_round_trip_ns();
     const auto load_start = std::chrono::steady_clock::now();
     Module module = Module::load(options.model_path, module_options(options));
     run.load_ms = ms_since(load_start);

@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,35 +9,25 @@
 #include <thread>
 #include <vector>
 
+#include "base/spin_pool.h"
+
 namespace tessel {
 namespace {
 
 constexpr int kBatches = 9;
 constexpr int kRoundTripsPerBatch = 2000;
 
-void pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
-}
-
 }  // namespace
 
 std::optional<double> cross_core_round_trip_ns() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (::sched_getaffinity(0, sizeof(mask), &mask) != 0) return std::nullopt;
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
-    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+  const std::vector<int> cpus = allowed_cpus(0);
   if (cpus.size() < 2) return std::nullopt;
 
   // One line written in turn: odd values by this thread, even ones by the echo thread.
   alignas(64) std::atomic<int64_t> line{0};
   const int64_t total = int64_t{kBatches} * kRoundTripsPerBatch;
   std::thread echo([&] {
-    pin_to(cpus[1]);
+    pin_current_thread(cpus[1]);
     for (int64_t i = 0; i < total; ++i) {
       while (line.load(std::memory_order_acquire) != 2 * i + 1) {
       }
@@ -47,7 +36,7 @@ std::optional<double> cross_core_round_trip_ns() {
   });
   cpu_set_t saved;
   const bool restore = ::pthread_getaffinity_np(::pthread_self(), sizeof(saved), &saved) == 0;
-  pin_to(cpus[0]);
+  pin_current_thread(cpus[0]);
   std::vector<double> batch_ns;
   int64_t i = 0;
   for (int b = 0; b < kBatches; ++b) {

@@ -132,13 +132,6 @@ class SpinPool {
     }
   }
 
-  static void pin_current_thread(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
-  }
-
   /// Pinning needs a CPU per thread: with fewer, threads would be pinned onto each other.
   bool pinned() const { return pin_ && cpus_.size() >= blocks_.size() && blocks_.size() > 1; }
 
@@ -223,17 +216,7 @@ class SpinPool {
   std::vector<std::thread> workers_;
   bool pin_ = true;
   std::atomic<int> caller_cpu_{-1};
-  const std::vector<int> cpus_ = allowed_cpus();  // the process's affinity mask, in order
-
-  static std::vector<int> allowed_cpus() {
-    std::vector<int> cpus;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(::getpid(), sizeof(set), &set) != 0) return cpus;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    return cpus;
-  }
+  const std::vector<int> cpus_ = allowed_cpus(::getpid());  // the process's affinity mask, in order
 };
 
 /// Threads when nobody set them: HL_NUM_THREADS as Halide reads it, else every core.
@@ -271,6 +254,23 @@ SpinPool &pool() {
 }
 
 }  // namespace
+
+std::vector<int> allowed_cpus(pid_t who) {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(who, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+bool pin_current_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set) == 0;
+}
 
 void spin_pool_set_threads(int threads) { pool().set_threads(threads); }
 void spin_pool_set_pinning(bool pin) { pool().set_pinning(pin); }

@@ -6,8 +6,10 @@
 // for a while after each loop before they sleep, so back-to-back kernels find them awake, and
 // each thread starts on the same contiguous share of every loop (see spin_pool.cpp).
 #include <sched.h>
+#include <sys/types.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace tessel {
 
@@ -34,6 +36,12 @@ int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, 
 /// for the calling thread. With fewer CPUs than threads, nothing is pinned.
 void spin_pool_set_pinning(bool pin);
 bool spin_pool_pinning();
+
+/// The CPUs in an affinity mask, ascending: `who` as sched_getaffinity takes it (0: the
+/// calling thread; getpid(): the process's main thread). Empty when it cannot be read.
+std::vector<int> allowed_cpus(pid_t who);
+/// Restricts the calling thread to `cpu`; false when the OS refused.
+bool pin_current_thread(int cpu);
 
 /// While alive, pins the calling thread to the CPU the pool keeps for its callers (when
 /// pinning is on, and no other thread holds that CPU: concurrent Modules are not crowded

@@ -122,6 +122,7 @@ std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
   tiles(x, y, m, n) = Halide::mux((y % t.tile) * t.tile + x % t.tile, positions);
   if (!ctx.unscheduled) {
     Var txo("txo"), xi("xi"), tyo("tyo"), yi("yi");
+    const int vec = tile_vector_width(tw);
     tiles.compute_root()
         .bound(x, 0, static_cast<int>(tw * t.tile))
         .split(x, txo, xi, t.tile)
@@ -129,7 +130,7 @@ std::vector<TensorFunc> winograd_output_rule(const ComputeContext &ctx) {
         .reorder(xi, yi, txo, tyo, m, n)
         .unroll(xi)
         .unroll(yi)
-        .vectorize(txo, tile_vector_width(tw), tile_row_tail(tw, tile_vector_width(tw)))
+        .vectorize(txo, vec, tile_row_tail(tw, vec))
         .parallel(m);
   }
   return {define_tensor(ctx.node.name, ctx.output_type(0).dtype, out_shape, [&](const std::vector<Expr> &i) {

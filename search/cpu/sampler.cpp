@@ -229,13 +229,17 @@ class Chooser {
         choices_[A + ".inner." + anchor.pure_axes[a].name] = draw(divisors(m), m);
       }
     bool innermost = true;
-    const std::vector<AxisDesc> reductions = update_reduction_axes(anchor);
+    // Over a whole map the outermost reduction (input channels) is split into weight chunks.
+    const std::vector<AxisDesc> reductions = whole_map ? update_reduction_axes(anchor) : std::vector<AxisDesc>{};
+    const std::string chunked = reductions.size() > 1 ? reductions.back().name : std::string();
     for (const AxisDesc &k : anchor.stages[1].axes) {
       if (!k.reduction) continue;
-      int64_t f = random() && chance(*rng_, 50) ? pick(*rng_, divisors(k.extent)) : k.extent;
-      if (whole_map && k.name == reductions.back().name && reductions.size() > 1)
-        f = weight_chunk(k, reductions, choices_[O + ".tile." + out.pure_axes[links.front().out_axis].name],
-                         anchor.bytes_per_element);
+      const int64_t f =
+          k.name == chunked
+              ? weight_chunk(k, reductions, choices_[O + ".tile." + out.pure_axes[links.front().out_axis].name],
+                             anchor.bytes_per_element)
+          : random() && chance(*rng_, 50) ? pick(*rng_, divisors(k.extent))
+                                          : k.extent;
       choices_[A + ".reduce." + k.name] = f;
       if (innermost) {
         // Unrolled taps repeat the whole register tile: only within the cap on unrolled code.

@@ -40,20 +40,27 @@ const WinogradTransform &transform_of(const ComputeContext &ctx) {
   return *t;
 }
 
-/// Sum over a, b < extent of coefficient(a, b) x term(a, b), leaving out the zero
-/// coefficients and multiplying by none that is 1: both transforms are such sums.
+/// Sum over i < count of coefficient(i) x term(i), leaving out the zero coefficients and
+/// multiplying by none that is 1: both transforms are built of such sums.
+Expr constant_weighted_sum(int count, const std::function<double(int)> &coefficient,
+                           const std::function<Expr(int)> &term) {
+  Expr sum;
+  for (int i = 0; i < count; ++i) {
+    const double c = coefficient(i);
+    if (c == 0) continue;
+    Expr e = term(i);
+    e = c == 1 ? e : Halide::cast(e.type(), static_cast<float>(c)) * e;
+    sum = sum.defined() ? sum + e : e;
+  }
+  return sum;
+}
+
+/// The same over a, b < extent.
 Expr constant_weighted_sum(int extent, const std::function<double(int, int)> &coefficient,
                            const std::function<Expr(int, int)> &term) {
-  Expr sum;
-  for (int a = 0; a < extent; ++a)
-    for (int b = 0; b < extent; ++b) {
-      const double c = coefficient(a, b);
-      if (c == 0) continue;
-      Expr e = term(a, b);
-      e = c == 1 ? e : Halide::cast(e.type(), static_cast<float>(c)) * e;
-      sum = sum.defined() ? sum + e : e;
-    }
-  return sum;
+  return constant_weighted_sum(
+      extent * extent, [&](int i) { return coefficient(i / extent, i % extent); },
+      [&](int i) { return term(i / extent, i % extent); });
 }
 
 std::string stage_name(const ComputeContext &ctx, const std::string &suffix) {
@@ -74,13 +81,21 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
   Expr value = x.at({n, c, clamp_index(py - 1, height), clamp_index(px - 1, width)});
   padded(px, py, c, n) = Halide::select(inside, value, Halide::Internal::make_zero(value.type()));
 
-  Var tx("tx"), ty("ty"), k("k");
+  // B^T d B in two passes, rows then columns (s^2 x (nonzeros of a B^T row) terms per tile
+  // each, instead of s^2 x their square): first every input row's s window entries
+  // transformed along x, then s of those rows combined along y.
+  Var tx("tx"), ty("ty"), k("k"), nu("nu");
+  std::vector<Expr> row_points;
+  for (int j = 0; j < t.input_tile; ++j)
+    row_points.push_back(constant_weighted_sum(
+        t.input_tile, [&](int b) { return t.BT(j, b); }, [&](int b) { return padded(tx * t.tile + b, py, c, n); }));
+  Func rows(stage_name(ctx, "rows"));
+  rows(tx, nu, py, c, n) = Halide::mux(nu, row_points);
   std::vector<Expr> points;
   for (int xi = 0; xi < t.input_tile; ++xi)
-    for (int nu = 0; nu < t.input_tile; ++nu)
+    for (int j = 0; j < t.input_tile; ++j)
       points.push_back(constant_weighted_sum(
-          t.input_tile, [&](int a, int b) { return t.BT(xi, a) * t.BT(nu, b); },
-          [&](int a, int b) { return padded(tx * t.tile + b, ty * t.tile + a, c, n); }));
+          t.input_tile, [&](int a) { return t.BT(xi, a); }, [&](int a) { return rows(tx, j, ty * t.tile + a, c, n); }));
   Func tiles(stage_name(ctx, "tiles"));
   tiles(tx, ty, c, k, n) = Halide::mux(k, points);
   if (!ctx.unscheduled) {
@@ -91,8 +106,13 @@ std::vector<TensorFunc> winograd_input_rule(const ComputeContext &ctx) {
         .unroll(k)
         .vectorize(tx, vec, tile_row_tail(tw, vec))
         .parallel(c);
-    // One channel's padded plane at a time, by the thread that transforms it: it stays in
-    // L1 instead of a whole padded copy of the input going through memory first.
+    // One channel at a time, by the thread that transforms it: its padded plane and its
+    // row transforms stay in L1/L2 instead of going through memory first.
+    rows.compute_at(tiles, c)
+        .bound(nu, 0, t.input_tile)
+        .reorder(tx, nu, py, c, n)
+        .unroll(nu)
+        .vectorize(tx, vec, tile_row_tail(tw, vec));
     padded.compute_at(tiles, c).vectorize(px, kLanes, TailStrategy::GuardWithIf);
   }
   return {define_tensor(ctx.node.name, ctx.output_type(0).dtype, out_shape, [&](const std::vector<Expr> &i) {

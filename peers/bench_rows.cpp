@@ -1,8 +1,11 @@
 #include "peers/bench_rows.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <sstream>
 
+#include "base/cache_eviction.h"
 #include "peers/bench_peer_problem.h"
 #include "peers/halide_autoschedule.h"
 #include "peers/onednn_task_peer.h"
@@ -48,6 +51,44 @@ bench::KernelRow kernel_row(const std::string &label, const std::string &name, J
   return row;
 }
 
+/// A row running the task as a model does when the optimizer split it into several kernels:
+/// the split graph, run whole on the bench's inputs (matched to its inputs by name).
+Result<bench::KernelRow> as_in_model_row(const BenchTask &bt, const std::shared_ptr<TaskBench> &bench) {
+  const Graph &split = bt.as_in_model_run->graph();
+  const Graph &direct = *bt.task.graph;
+  auto inputs = std::make_shared<std::vector<Tensor>>();
+  for (int t : split.inputs) {
+    const std::string &name = split.tensors[t].name;
+    const auto &ins = bt.task.signature.inputs;
+    const auto at = std::find(ins.begin(), ins.end(), direct.find_tensor(name));
+    if (at == ins.end()) return make_error(ErrorKind::Internal, "the split graph's input '" + name + "' is not the kernel's");
+    inputs->push_back(bench->inputs[at - ins.begin()]);
+  }
+  bench::KernelRow row;
+  row.name = bt.as_in_model_name;
+  row.flops = bench->flops;  // the direct convolution's: the rows compare times for one result
+  row.setup = bt.as_in_model_source;
+  auto outputs = std::make_shared<std::vector<Tensor>>();
+  std::shared_ptr<GraphExecutor> executor = bt.as_in_model_run;
+  row.run = [executor, inputs, outputs] {
+    auto ran = executor->run(*inputs);
+    if (!ran.ok()) throw std::runtime_error(ran.error().message);
+    *outputs = std::move(ran.value());
+  };
+  row.evict_constants = [executor] {
+    for (const TensorInfo &t : executor->graph().tensors)
+      if (t.constant) evict_from_caches(t.constant->data(), t.constant->bytes());
+  };
+  TaskBench *data = bench.get();  // safe: rows live inside the TaskBench they read from
+  row.check_error = [outputs, data] {
+    const Tensor &out = outputs->front();
+    std::vector<float> values(static_cast<size_t>(out.numel()));
+    for (int64_t i = 0; i < out.numel(); ++i) values[i] = static_cast<float>(out.element_as_double(i));
+    return bench::max_relative_error(values, data->reference);
+  };
+  return row;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const BenchRowOptions &options) {
@@ -71,15 +112,25 @@ Result<std::shared_ptr<TaskBench>> make_task_bench(const BenchTask &bt, const Be
   for (int64_t i = 0; i < out.numel(); ++i) bench->reference[i] = static_cast<float>(out.element_as_double(i));
 
   std::vector<bench::KernelRow> &rows = bench->rows;
+  // What a model runs comes first, the row the others are compared with: the split graph
+  // where the optimizer splits the kernel, then the single kernel.
+  if (bt.as_in_model_run) {
+    auto row = as_in_model_row(bt, bench);
+    if (!row.ok()) return make_error(row.error().kind, bt.label + ": " + row.error().message);
+    rows.push_back(std::move(row.value()));
+    rows.back().is_peer = false;
+    rows.back().headline = true;
+  }
+  const std::string single = bt.as_in_model_run ? "tessel one kernel" : "tessel";
   if (bt.tuned) {
-    rows.push_back(kernel_row(bt.label, "tessel tuned", *bt.tuned, bench, task));
+    rows.push_back(kernel_row(bt.label, single + " tuned", *bt.tuned, bench, task));
     rows.back().setup = bt.tuned_source;
   } else {
-    rows.push_back(kernel_row(bt.label, "tessel (default schedule)", builtin.value(), bench, task));
+    rows.push_back(kernel_row(bt.label, single + " (default schedule)", builtin.value(), bench, task));
     rows.back().setup = bt.tuned_source.empty() ? "no record in the database" : bt.tuned_source;
   }
   rows.back().is_peer = false;
-  rows.back().headline = true;
+  rows.back().headline = !bt.as_in_model_run;
 
   if (bt.tuned && options.vs.count("default")) {
     rows.push_back(kernel_row(bt.label, "tessel default schedule", builtin.value(), bench, task));

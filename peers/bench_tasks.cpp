@@ -3,15 +3,19 @@
 #include "peers/bench_tasks.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/workload_graph.h"
+#include "graph/passes/winograd_conv.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
 #include "tuner/tune_model.h"
+#include "tuning_db/best_record_source.h"
 #include "tuning_db/database_location.h"
 
 namespace tessel {
@@ -80,11 +84,15 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   OptimizeOptions optimize = options.optimize;
   optimize.target = options.target;
   // One conv kernel in NCHW, as its peers get it: channels-last would wrap it in two
-  // Transposes, and Winograd would split it into three kernels (its transforms and a batched
-  // matmul; `tessel bench model.onnx` times those). Both are CPU passes: GPU targets do not
-  // run them (and skipping a pass that is not in the list is an error).
+  // Transposes (which cancel between a model's layers), and Winograd would split it into
+  // three kernels, which the row "as in a model" times together. Both are CPU passes: GPU
+  // targets do not run them (and skipping a pass that is not in the list is an error).
+  std::shared_ptr<const Graph> as_in_model;
   if (options.target.rfind("cuda", 0) != 0) {
     optimize.skip.push_back("channels_last_conv");
+    auto split = optimize_as_told(*built.value(), optimize);
+    if (!split.ok()) return split.error();
+    if (partition_graph(split.value()).size() > 1) as_in_model = std::make_shared<const Graph>(std::move(split.value()));
     optimize.skip.push_back("winograd_conv");
   }
   auto graph = optimize_as_told(*built.value(), optimize);
@@ -98,27 +106,73 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   if (options.bias_relu) label += " +bias+relu";
   auto added = add(shared, groups.front(), label, 1);
   if (!added.ok()) return added.error();
+  if (as_in_model) {
+    tasks.back().as_in_model = as_in_model;
+    tasks.back().as_in_model_name = "tessel, as in a model";
+    for (const Node &node : as_in_model->nodes)
+      if (node.op_type == kWinogradInputOp) {
+        const std::string m = std::to_string(node.attributes.get_int(kWinogradTileAttr, 0));
+        tasks.back().as_in_model_name = "tessel Winograd F(" + m + "x" + m + ", 3x3)";
+      }
+  }
   return tasks;
 }
 
-/// Tunes until every kernel has `trials` searched records (a model: `trials` for the model).
-Result<void> tune_bench_tasks(const BenchRequest &options, const Graph &graph, const std::vector<BenchTask> &tasks,
-                        const Target &target, TuningDatabase &db) {
-  int missing = options.trials;
-  if (tasks.size() == 1) {
-    auto hashes = db.measured_hashes(tasks[0].workload_key, target.to_string());
+namespace {
+
+/// Searched records (the built-in schedule's not counted) of every distinct task of `graph`.
+Result<int> searched_records(const Graph &graph, const Target &target, TuningDatabase &db) {
+  int searched = 0;
+  for (const Workload &w : distinct_workloads(graph, partition_graph(graph))) {
+    auto hashes = db.measured_hashes(w.workload_key, target.to_string());
     if (!hashes.ok()) return hashes.error();
-    missing = options.trials - static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+    searched += static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
   }
-  if (missing <= 0) return {};
+  return searched;
+}
+
+/// Tunes `graph` for `trials` more candidates, or until `deadline` when it is set.
+Result<void> tune_bench_graph(const Graph &graph, int trials, std::optional<std::chrono::steady_clock::time_point> deadline,
+                              const Target &target, TuningDatabase &db) {
+  if (trials <= 0) return {};
   TuneOptions tune;
-  tune.trials = missing;
-  tune.time_budget_seconds = options.time_budget_seconds;
+  tune.trials = trials;
+  if (deadline) {
+    tune.time_budget_seconds = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+    if (tune.time_budget_seconds <= 0) return {};
+  }
   tune.batch = std::max(8, static_cast<int>(std::thread::hardware_concurrency()));  // every builder busy
   tune.log = [](const std::string &line) { std::fprintf(stderr, "tessel tune: %s\n", line.c_str()); };
   auto summary = tune_model(graph, target, db, tune);
   if (!summary.ok()) return summary.error();
   std::fprintf(stderr, "tessel bench: tuned %d candidates in %.0f s\n", summary->measured, summary->wall_seconds);
+  return {};
+}
+
+}  // namespace
+
+/// Tunes until every kernel has `trials` searched records (a model: `trials` for the model;
+/// a kernel a model splits into several: `trials` more for those together).
+Result<void> tune_bench_tasks(const BenchRequest &options, const Graph &graph, const std::vector<BenchTask> &tasks,
+                        const Target &target, TuningDatabase &db) {
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // the budget covers both graphs
+  if (options.time_budget_seconds > 0)
+    deadline = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::duration<double>(options.time_budget_seconds));
+  int missing = options.trials;
+  if (tasks.size() == 1) {
+    auto searched = searched_records(graph, target, db);
+    if (!searched.ok()) return searched.error();
+    missing = options.trials - searched.value();
+  }
+  TESSEL_TRY_VOID(tune_bench_graph(graph, missing, deadline, target, db));
+  for (const BenchTask &task : tasks) {
+    if (!task.as_in_model) continue;
+    auto searched = searched_records(*task.as_in_model, target, db);
+    if (!searched.ok()) return searched.error();
+    TESSEL_TRY_VOID(tune_bench_graph(*task.as_in_model, options.trials - searched.value(), deadline, target, db));
+  }
   return {};
 }
 
@@ -168,6 +222,23 @@ Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Targ
   task.tuned_source = "record " + best_hash.substr(0, 8) + ", fastest here of the top " + std::to_string(top->size()) +
                       " of " + std::to_string(searched) + " searched records";
   return {};
+}
+
+void prepare_as_in_model(BenchTask &task, std::shared_ptr<const BestRecordSource> records, const Target &target) {
+  if (!task.as_in_model) return;
+  ExecutorOptions options;
+  if (records)
+    options.schedule_for = best_schedule_lookup(
+        records, target.to_string(), [](const std::string &w) { std::fprintf(stderr, "tessel bench: %s\n", w.c_str()); });
+  task.as_in_model_run = std::make_shared<GraphExecutor>(task.as_in_model, target, options);
+  const GraphExecutor &run = *task.as_in_model_run;
+  const Graph &g = run.graph();
+  const auto kernels = std::count_if(run.groups().begin(), run.groups().end(), [&](const FusedGroup &group) {
+    return !(group.nodes.size() == 1 && runs_on_host(g.nodes[group.nodes[0]].op_type));
+  });
+  task.as_in_model_source = std::to_string(kernels) + " kernels (" +
+                            std::to_string(run.tuned_groups() + run.builtin_best_groups()) +
+                            " on their best records) and their reshapes, run whole by the executor";
 }
 
 }  // namespace tessel

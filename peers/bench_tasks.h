@@ -11,6 +11,7 @@
 #include "executor/load_model.h"
 #include "graph/ir/graph.h"
 #include "peers/bench_rows.h"
+#include "tuning_db/best_record_source.h"
 #include "tuning_db/tuning_database.h"
 
 namespace tessel {
@@ -41,5 +42,9 @@ Result<void> tune_bench_tasks(const BenchRequest &request, const Graph &graph, c
 /// Runs kernels in this process, so it comes after all tuning. `cold`: timed with the task's
 /// weights evicted before every run, as `tessel bench --cold` times its rows.
 Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target, bool cold = false);
+
+/// For a task with an `as_in_model` graph: its executor, each kernel on its best record of
+/// `records` (null: default schedules). Like picking, it comes after all tuning.
+void prepare_as_in_model(BenchTask &task, std::shared_ptr<const BestRecordSource> records, const Target &target);
 
 }  // namespace tessel

@@ -67,7 +67,10 @@ int eligible_tile(const GraphRewriter &rw, int n) {
   }
   if (ws[0] < kWinogradMinChannels || ws[1] < kWinogradMinChannels) return 0;
   const int64_t positions = y.shape[2] * y.shape[3];
-  return positions >= kWinograd4MinPositions ? 4 : positions >= kWinograd2MinPositions ? 2 : 0;
+  if (positions >= kWinograd4MinPositions) return 4;
+  if (positions >= kWinograd2MinPositions) return 2;
+  const bool wide = ws[0] >= kWinograd2SmallMapMinChannels && ws[1] >= kWinograd2SmallMapMinChannels;
+  return wide && positions >= kWinograd2SmallMapMinPositions ? 2 : 0;
 }
 
 /// U[k, m, c] = (G g G^T)[k / n, k % n] for the 3x3 kernel g of output channel m, input c

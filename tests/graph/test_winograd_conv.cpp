@@ -103,6 +103,21 @@ TEST_CASE("winograd_conv uses F(2x2, 3x3) on maps from 14x14 to below 28x28", "[
   check_same_on_random_x(b.g, out, rng);
 }
 
+TEST_CASE("winograd_conv takes 7x7 maps of 512 channels with F(2x2, 3x3)", "[passes][winograd]") {
+  std::mt19937 rng(35);
+  ConvCase p;
+  p.c = p.m = 512;
+  p.h = p.w = 7;  // 4x4 tiles, the last row and column half outside the output
+  Builder b = conv_graph(p, rng);
+  const Graph out = winograd_graph(b.g);
+  CHECK(count_ops(out, "Conv") == 0);
+  CHECK(type_of(out, kWinogradInputOp, true).shape == Shape{1, 16, 512, 4, 4});
+  CHECK(type_of(out, "MatMul", true).shape == Shape{1, 16, 512, 16});
+  check_same_on_random_x(b.g, out, rng);
+  p.h = p.w = 6;  // below 7x7: left alone
+  CHECK(count_ops(winograd_graph(conv_graph(p, rng).g), "Conv") == 1);
+}
+
 TEST_CASE("winograd_conv: a batch of two and no bias compute what they did", "[passes][winograd]") {
   std::mt19937 rng(32);
   ConvCase p;
@@ -137,6 +152,9 @@ TEST_CASE("winograd_conv leaves other convolutions alone", "[passes][winograd]")
   ConvCase small;  // 12x12: too few tiles to fill the product's vectors
   small.h = small.w = 12;
   unchanged(small);
+  ConvCase small_wide = small;  // 12x12 with 256 channels: the direct conv was faster
+  small_wide.c = small_wide.m = 256;
+  unchanged(small_wide);
   ConvCase five;
   five.k = 5;
   five.pad = 2;

@@ -91,16 +91,19 @@ int bench_command(const BenchOptions &options) {
   if (!tasks.ok()) return fail(tasks.error().message);
 
   // Records: tuning first (it forks measuring workers), then picking among the best.
+  std::shared_ptr<TuningDatabase> db;
   if (options.request.trials > 0 || database_may_exist(options.request.db_path)) {
-    auto db = TuningDatabase::open(options.request.db_path);
-    if (!db.ok()) return fail(db.error().message);
+    auto opened = TuningDatabase::open(options.request.db_path);
+    if (!opened.ok()) return fail(opened.error().message);
+    db = std::make_shared<TuningDatabase>(std::move(opened.value()));
     if (options.request.trials > 0)
-      if (auto tuned = tune_bench_tasks(options.request, *tuning_graph, tasks.value(), target.value(), db.value()); !tuned.ok())
+      if (auto tuned = tune_bench_tasks(options.request, *tuning_graph, tasks.value(), target.value(), *db); !tuned.ok())
         return fail(tuned.error().message);
     for (BenchTask &task : tasks.value())
-      if (auto picked = pick_tuned_schedule(task, db.value(), target.value(), options.cold); !picked.ok())
+      if (auto picked = pick_tuned_schedule(task, *db, target.value(), options.cold); !picked.ok())
         return fail(picked.error().message);
   }
+  for (BenchTask &task : tasks.value()) prepare_as_in_model(task, db, target.value());
 
   if (gpu) {
     GpuBenchOptions gpu_options;

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "HalideRuntime.h"
+#include "base/cache_eviction.h"
 #include "base/path_inside.h"
 #include "base/scratch_allocator.h"
 #include "base/spin_pool.h"
@@ -898,6 +899,10 @@ T &checked(const std::unique_ptr<T> &impl) {
 const std::vector<TensorDesc> &Module::inputs() const { return checked(impl_).inputs; }
 const std::vector<TensorDesc> &Module::outputs() const { return checked(impl_).outputs; }
 int64_t Module::arena_bytes() const { return checked(impl_).manifest.arena_bytes; }
+void Module::evict_weights() const {
+  const Impl &impl = checked(impl_);
+  if (impl.weights && impl.weights_size > 0) evict_from_caches(impl.weights, impl.weights_size);
+}
 int Module::kernel_count() const { return static_cast<int>(checked(impl_).kernels.size()); }
 int Module::host_step_count() const { return static_cast<int>(checked(impl_).host_calls.size()); }
 const std::string &Module::manifest_json() const { return checked(impl_).manifest_text; }

@@ -76,6 +76,9 @@ class Module {
   const std::vector<TensorDesc> &outputs() const;
   /// Bytes of the arena (intermediate tensors) allocated once at load.
   int64_t arena_bytes() const;
+  /// Evicts the weights from every CPU cache level, as a model's other layers do between
+  /// two calls (how `tessel bench --cold` times an artifact).
+  void evict_weights() const;
   /// Kernel calls per run.
   int kernel_count() const;
   /// Nodes computed on the host per run (host.json: shapes only a run decides).

@@ -51,39 +51,34 @@ bench::KernelRow kernel_row(const std::string &label, const std::string &name, J
   return row;
 }
 
-/// A row running the task as a model does when the optimizer split it into several kernels:
-/// the split graph, run whole on the bench's inputs (matched to its inputs by name).
+/// A row running the task as a model does where the optimizer split it into several kernels:
+/// the split graph's artifact on the bench's inputs (matched to its inputs by name), its
+/// output written in place as a model's arena is.
 Result<bench::KernelRow> as_in_model_row(const BenchTask &bt, const std::shared_ptr<TaskBench> &bench) {
-  const Graph &split = bt.as_in_model_run->graph();
+  std::shared_ptr<Module> module = bt.as_in_model_run;
   const Graph &direct = *bt.task.graph;
-  auto inputs = std::make_shared<std::vector<Tensor>>();
-  for (int t : split.inputs) {
-    const std::string &name = split.tensors[t].name;
+  std::vector<const void *> inputs;
+  for (const TensorDesc &d : module->inputs()) {
     const auto &ins = bt.task.signature.inputs;
-    const auto at = std::find(ins.begin(), ins.end(), direct.find_tensor(name));
-    if (at == ins.end()) return make_error(ErrorKind::Internal, "the split graph's input '" + name + "' is not the kernel's");
-    inputs->push_back(bench->inputs[at - ins.begin()]);
+    const auto at = std::find(ins.begin(), ins.end(), direct.find_tensor(d.name));
+    if (at == ins.end()) return make_error(ErrorKind::Internal, "the split graph's input '" + d.name + "' is not the kernel's");
+    const Tensor &t = bench->inputs[at - ins.begin()];
+    if (t.shape() != d.shape || t.dtype() != d.dtype)
+      return make_error(ErrorKind::Internal, "the split graph's input '" + d.name + "' has another type");
+    inputs.push_back(t.data());
   }
+  if (module->outputs().size() != 1) return make_error(ErrorKind::Internal, "the split graph has more than one output");
+  auto output = std::make_shared<Tensor>(module->outputs()[0].dtype, module->outputs()[0].shape);
   bench::KernelRow row;
   row.name = bt.as_in_model_name;
   row.flops = bench->flops;  // the direct convolution's: the rows compare times for one result
   row.setup = bt.as_in_model_source;
-  auto outputs = std::make_shared<std::vector<Tensor>>();
-  std::shared_ptr<GraphExecutor> executor = bt.as_in_model_run;
-  row.run = [executor, inputs, outputs] {
-    auto ran = executor->run(*inputs);
-    if (!ran.ok()) throw std::runtime_error(ran.error().message);
-    *outputs = std::move(ran.value());
-  };
-  row.evict_constants = [executor] {
-    for (const TensorInfo &t : executor->graph().tensors)
-      if (t.constant) evict_from_caches(t.constant->data(), t.constant->bytes());
-  };
+  row.run = [module, inputs, output] { module->run_raw(inputs, {output->data()}); };
+  row.evict_constants = [module] { module->evict_weights(); };
   TaskBench *data = bench.get();  // safe: rows live inside the TaskBench they read from
-  row.check_error = [outputs, data] {
-    const Tensor &out = outputs->front();
-    std::vector<float> values(static_cast<size_t>(out.numel()));
-    for (int64_t i = 0; i < out.numel(); ++i) values[i] = static_cast<float>(out.element_as_double(i));
+  row.check_error = [output, data] {
+    std::vector<float> values(static_cast<size_t>(output->numel()));
+    for (int64_t i = 0; i < output->numel(); ++i) values[i] = static_cast<float>(output->element_as_double(i));
     return bench::max_relative_error(values, data->reference);
   };
   return row;

@@ -11,7 +11,7 @@
 
 #include "codegen/jit_kernel.h"
 #include "codegen/target.h"
-#include "executor/graph_executor.h"
+#include "deploy/module.h"
 #include "peers/kernel_row.h"
 #include "task/task.h"
 
@@ -28,12 +28,13 @@ struct BenchTask {
   std::string tuned_source;       // where it came from ("record 12 of 1000 ...")
   /// The kernel as a model runs it where the optimizer's CPU passes split it into several
   /// kernels (a 3x3 conv into Winograd's two transforms and a batched product): that graph,
-  /// run whole by an executor with each of its tasks' best records. Null where the passes
-  /// keep one kernel; then `task` is what a model runs.
+  /// compiled into an artifact with each of its tasks' best records and run by the deploy
+  /// runtime, as `tessel run` does. Null where the passes keep one kernel; then `task` is
+  /// what a model runs.
   std::shared_ptr<const Graph> as_in_model;
-  std::string as_in_model_name;                  // the row's name, e.g. "tessel Winograd F(4x4, 3x3)"
-  std::shared_ptr<GraphExecutor> as_in_model_run;  // made when records are picked
-  std::string as_in_model_source;                // which of its kernels run tuned records
+  std::string as_in_model_name;             // the row's name, e.g. "tessel Winograd F(4x4, 3x3)"
+  std::shared_ptr<Module> as_in_model_run;  // its artifact, loaded when records are picked
+  std::string as_in_model_source;           // which of its kernels run tuned records
 };
 
 struct BenchRowOptions {

@@ -3,6 +3,7 @@
 #include "peers/bench_tasks.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <optional>
 #include <cstdio>
@@ -15,6 +16,8 @@
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
 #include "tuner/tune_model.h"
+#include "compiler/artifact_compiler.h"
+#include "compiler/deployed_schedule_lookup.h"
 #include "tuning_db/best_record_source.h"
 #include "tuning_db/database_location.h"
 
@@ -224,21 +227,37 @@ Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Targ
   return {};
 }
 
-void prepare_as_in_model(BenchTask &task, std::shared_ptr<const BestRecordSource> records, const Target &target) {
-  if (!task.as_in_model) return;
-  ExecutorOptions options;
+Result<void> prepare_as_in_model(BenchTask &task, std::shared_ptr<const BestRecordSource> records, const Target &target,
+                                 int threads) {
+  if (!task.as_in_model) return {};
+  ArtifactCompileOptions compile;
+  compile.target = target;
   if (records)
-    options.schedule_for = best_schedule_lookup(
+    compile.schedules = deployed_schedule_lookup(
         records, target.to_string(), [](const std::string &w) { std::fprintf(stderr, "tessel bench: %s\n", w.c_str()); });
-  task.as_in_model_run = std::make_shared<GraphExecutor>(task.as_in_model, target, options);
-  const GraphExecutor &run = *task.as_in_model_run;
-  const Graph &g = run.graph();
-  const auto kernels = std::count_if(run.groups().begin(), run.groups().end(), [&](const FusedGroup &group) {
-    return !(group.nodes.size() == 1 && runs_on_host(g.nodes[group.nodes[0]].op_type));
-  });
-  task.as_in_model_source = std::to_string(kernels) + " kernels (" +
-                            std::to_string(run.tuned_groups() + run.builtin_best_groups()) +
-                            " on their best records) and their reshapes, run whole by the executor";
+  std::string scratch = (std::filesystem::temp_directory_path() / "tessel-bench-XXXXXX").string();
+  if (!mkdtemp(scratch.data())) return make_error(ErrorKind::Io, "cannot create a directory under " + scratch);
+  const std::string artifact = scratch + "/conv.tsl";
+  auto summary = compile_artifact(*task.as_in_model, compile, artifact);
+  Result<void> loaded;
+  if (!summary.ok()) {
+    loaded = make_error(summary.error().kind, task.as_in_model_name + ": " + summary.error().message);
+  } else {
+    ModuleOptions options;
+    options.threads = threads;
+    options.pin_threads = false;  // process-wide: the other rows run unpinned
+    try {
+      task.as_in_model_run = std::make_shared<Module>(Module::load(artifact, options));
+    } catch (const ModuleError &e) {
+      loaded = make_error(ErrorKind::Internal, task.as_in_model_name + ": " + e.what());
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);  // loaded: weights copied, kernels.so mapped
+  if (!loaded.ok()) return loaded;
+  task.as_in_model_source = std::to_string(summary->kernel_steps) + " kernels (" +
+                            std::to_string(summary->tuned_tasks) + " on records), compiled and run as by `tessel run`";
+  return {};
 }
 
 }  // namespace tessel

@@ -43,8 +43,10 @@ Result<void> tune_bench_tasks(const BenchRequest &request, const Graph &graph, c
 /// weights evicted before every run, as `tessel bench --cold` times its rows.
 Result<void> pick_tuned_schedule(BenchTask &task, TuningDatabase &db, const Target &target, bool cold = false);
 
-/// For a task with an `as_in_model` graph: its executor, each kernel on its best record of
-/// `records` (null: default schedules). Like picking, it comes after all tuning.
-void prepare_as_in_model(BenchTask &task, std::shared_ptr<const BestRecordSource> records, const Target &target);
+/// For a task with an `as_in_model` graph: its artifact, compiled into a temporary
+/// directory with each kernel on its best record of `records` (null: default schedules) and
+/// loaded to run on `threads` threads. Like picking, it comes after all tuning.
+Result<void> prepare_as_in_model(BenchTask &task, std::shared_ptr<const BestRecordSource> records, const Target &target,
+                                 int threads);
 
 }  // namespace tessel

@@ -103,7 +103,9 @@ int bench_command(const BenchOptions &options) {
       if (auto picked = pick_tuned_schedule(task, *db, target.value(), options.cold); !picked.ok())
         return fail(picked.error().message);
   }
-  for (BenchTask &task : tasks.value()) prepare_as_in_model(task, db, target.value());
+  for (BenchTask &task : tasks.value())
+    if (auto prepared = prepare_as_in_model(task, db, target.value(), threads); !prepared.ok())
+      return fail(prepared.error().message);
 
   if (gpu) {
     GpuBenchOptions gpu_options;

@@ -87,11 +87,13 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   OptimizeOptions optimize = options.optimize;
   optimize.target = options.target;
   // One conv kernel in NCHW, as its peers get it: channels-last would wrap it in two
-  // Transposes (which cancel between a model's layers), and Winograd would split it into
-  // three kernels, which the row "as in a model" times together. Both are CPU passes: GPU
-  // targets do not run them (and skipping a pass that is not in the list is an error).
+  // Transposes (which cancel between a model's layers); Winograd would split it into three
+  // kernels, and a strided 1x1 conv reads a Slice that subsamples its input first: the row
+  // "as in a model" times those kernels together. These are CPU passes: GPU targets do not
+  // run them (and skipping a pass that is not in the list is an error).
+  const bool cpu = options.target.rfind("cuda", 0) != 0;
   std::shared_ptr<const Graph> as_in_model;
-  if (options.target.rfind("cuda", 0) != 0) {
+  if (cpu) {
     optimize.skip.push_back("channels_last_conv");
     auto split = optimize_as_told(*built.value(), optimize);
     if (!split.ok()) return split.error();
@@ -100,6 +102,11 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   }
   auto graph = optimize_as_told(*built.value(), optimize);
   if (!graph.ok()) return graph.error();
+  if (cpu && partition_graph(graph.value()).size() != 1) {  // a strided 1x1 conv's Slice
+    optimize.skip.push_back("flatten_pointwise_conv");
+    graph = optimize_as_told(*built.value(), optimize);
+    if (!graph.ok()) return graph.error();
+  }
   auto shared = std::make_shared<const Graph>(std::move(graph.value()));
   tuning_graph = shared;
   const std::vector<FusedGroup> groups = partition_graph(*shared);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 
 #include "base/cache_eviction.h"
 #include "peers/bench_peer_problem.h"

@@ -3,21 +3,21 @@
 #include "peers/bench_tasks.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
-#include <optional>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
+#include "compiler/artifact_compiler.h"
+#include "compiler/deployed_schedule_lookup.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/workload_graph.h"
 #include "graph/passes/winograd_conv.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
 #include "tuner/tune_model.h"
-#include "compiler/artifact_compiler.h"
-#include "compiler/deployed_schedule_lookup.h"
 #include "tuning_db/best_record_source.h"
 #include "tuning_db/database_location.h"
 

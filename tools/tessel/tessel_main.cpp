@@ -183,7 +183,7 @@ int run_tessel(int argc, char **argv) {
   bench_cmd->add_option("--chain", bench.request.chain, "elementwise steps, e.g. add,relu,mul (default)")->delimiter(',');
   bench_cmd->add_option("--target", bench.request.target, "compilation target (llvm)");
   bench_cmd->add_option("--db", bench.request.db_path, "tuning database (default ./tessel.db)");
-  bench_cmd->add_option("--trials", bench.request.trials, "tune first, until each kernel has this many searched records")
+  bench_cmd->add_option("--trials", bench.request.trials, "tune first, until each kernel has this many searched records (a conv a model splits, e.g. into Winograd kernels: its split graph too)")
       ->check(kNonNegative);
   bench_cmd->add_option("--time-budget", bench.request.time_budget_seconds,
                         "with --trials: tuning time at most (seconds, or 90s, 10m, 2h)")

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "graph/fusion/fuse.h"
 #include "graph/passes/block_conv_weights.h"
+#include "graph/passes/block_nhwc_conv_weights.h"
+#include "graph/passes/channels_last_conv.h"
 #include "graph/passes/panel_matmul_weights.h"
 #include "tuner/schedule_benchmark.h"
 
@@ -172,6 +176,51 @@ Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
   return absorb_bias_relu(view, 1, k, 1, problem);
 }
 
+/// A channels-last conv (TesselConvNHWC): X [N, H, W, C], W [KH, KW, C / group, M] (or
+/// blocked [M / b, KH, KW, C / group, b]), output [N, OH, OW, M]; peers get W as [M, C / group,
+/// KH, KW] and read X and write the output channels-last.
+Result<void> describe_conv_nhwc(const GroupView &view, bench::PeerProblem &problem) {
+  const Node &node = view.node(0);
+  const Attributes &a = node.attributes;
+  if (a.get_string("input_layout", "NHWC") != "NHWC")
+    return make_error(ErrorKind::Unsupported, "a channels-last conv reading an NCHW image has no peer here");
+  const auto &ins = view.inputs_of(0);
+  auto x = view.buffer(ins[0]);
+  auto w = view.buffer(ins[1]);
+  if (!x.ok()) return x.error();
+  if (!w.ok()) return w.error();
+  const int64_t block = conv_weight_block(node);
+  const std::optional<NhwcConvWeightDims> dims = nhwc_conv_weight_dims(w->shape, block);
+  if (x->shape.size() != 4 || !dims) return make_error(ErrorKind::Unsupported, "an unexpected channels-last conv weight");
+  const int64_t m_count = dims->out_channels, per_group = dims->in_per_group, kh = dims->kernel_h, kw = dims->kernel_w;
+  auto plain = std::make_shared<std::vector<float>>(static_cast<size_t>(m_count * per_group * kh * kw));
+  for (int64_t m = 0; m < m_count; ++m)
+    for (int64_t c = 0; c < per_group; ++c)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t from = block > 1 ? (((m / block) * kh + i) * kw + j) * per_group * block + c * block + m % block
+                                         : ((i * kw + j) * per_group + c) * m_count + m;
+          (*plain)[static_cast<size_t>(((m * per_group + c) * kh + i) * kw + j)] = w->data[from];
+        }
+  problem.op = bench::PeerOp::Conv;
+  problem.channels_last = true;
+  problem.inputs = {x.value(), bench::PeerBuffer{plain->data(), {m_count, per_group, kh, kw}, true}};
+  problem.storage.push_back(plain);
+  const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),
+                             pads = a.get_ints("pads", {0, 0, 0, 0});
+  problem.strides = {strides.at(0), strides.at(1)};
+  problem.dilations = {dilations.at(0), dilations.at(1)};
+  problem.pads = {pads.at(0), pads.at(1), pads.at(2), pads.at(3)};
+  problem.groups = a.get_int("group", 1);
+  if (ins.size() > 2 && ins[2] != kNoTensor) {
+    auto bias = view.buffer(ins[2]);
+    if (!bias.ok()) return bias.error();
+    problem.inputs.push_back(bias.value());
+    problem.has_bias = true;
+  }
+  return absorb_bias_relu(view, 1, m_count, 3, problem);
+}
+
 Result<void> describe_elementwise(const GroupView &view, bench::PeerProblem &problem) {
   static const std::map<std::string, std::string> binary = {{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}};
   static const std::map<std::string, std::string> unary = {
@@ -269,6 +318,7 @@ Result<bench::PeerProblem> peer_problem_for_task(const Task &task, const std::ve
   Result<void> described = make_error("");
   if (first == "MatMul" || first == "Gemm") described = describe_matmul(view, problem);
   else if (first == "Conv") described = describe_conv(view, problem);
+  else if (first == kConvNhwcOp) described = describe_conv_nhwc(view, problem);
   else described = describe_row_op(view, problem);
   if (!described.ok()) return make_error(described.error().kind, view.ops() + ": " + described.error().message);
   return problem;

@@ -14,6 +14,7 @@
 #include "compiler/deployed_schedule_lookup.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/workload_graph.h"
+#include "graph/passes/channels_last_conv.h"
 #include "graph/passes/winograd_conv.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
@@ -89,31 +90,42 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   // One conv kernel in NCHW, as its peers get it: channels-last would wrap it in two
   // Transposes (which cancel between a model's layers); Winograd would split it into three
   // kernels, and a strided 1x1 conv reads a Slice that subsamples its input first: the row
-  // "as in a model" times those kernels together. These are CPU passes: GPU targets do not
-  // run them (and skipping a pass that is not in the list is an error).
+  // "as in a model" times those kernels together. A depthwise conv is the exception: models
+  // with one run their convs channels-last, so that kernel is timed (between its
+  // Transposes, untimed), and its peers read and write NHWC too. These are CPU passes: GPU
+  // targets do not run them (and skipping a pass that is not in the list is an error).
   const bool cpu = options.target.rfind("cuda", 0) != 0;
+  const bool channels_last = cpu && options.kind == "depthwise";
   std::shared_ptr<const Graph> as_in_model;
-  if (cpu) {
+  if (cpu && !channels_last) {
     optimize.skip.push_back("channels_last_conv");
     auto split = optimize_as_told(*built.value(), optimize);
     if (!split.ok()) return split.error();
     if (partition_graph(split.value()).size() > 1) as_in_model = std::make_shared<const Graph>(std::move(split.value()));
-    optimize.skip.push_back("winograd_conv");
   }
+  if (cpu) optimize.skip.push_back("winograd_conv");
   auto graph = optimize_as_told(*built.value(), optimize);
   if (!graph.ok()) return graph.error();
-  if (cpu && partition_graph(graph.value()).size() != 1) {  // a strided 1x1 conv's Slice
+  if (cpu && !channels_last && partition_graph(graph.value()).size() != 1) {  // a strided 1x1 conv's Slice
     optimize.skip.push_back("flatten_pointwise_conv");
     graph = optimize_as_told(*built.value(), optimize);
     if (!graph.ok()) return graph.error();
   }
   auto shared = std::make_shared<const Graph>(std::move(graph.value()));
   tuning_graph = shared;
-  const std::vector<FusedGroup> groups = partition_graph(*shared);
+  std::vector<FusedGroup> groups = partition_graph(*shared);
+  if (channels_last) {  // the conv's group, without the Transposes around it
+    const auto conv = std::find_if(groups.begin(), groups.end(), [&](const FusedGroup &group) {
+      return std::any_of(group.nodes.begin(), group.nodes.end(),
+                         [&](int n) { return shared->nodes[n].op_type == kConvNhwcOp; });
+    });
+    if (conv != groups.end()) groups = {*conv};
+  }
   if (groups.size() != 1)
     return make_error(ErrorKind::Unsupported, "the " + options.kind + " benchmark graph does not fuse into one kernel");
   std::string label = options.kind + " " + options.spec;
   if (options.bias_relu) label += " +bias+relu";
+  if (shared->nodes[groups.front().nodes.front()].op_type == kConvNhwcOp) label += " (channels-last)";
   auto added = add(shared, groups.front(), label, 1);
   if (!added.ok()) return added.error();
   if (as_in_model) {
@@ -130,13 +142,19 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
 
 namespace {
 
-/// Searched records (the built-in schedule's not counted) of every distinct task of `graph`.
+/// Searched records (the built-in schedule's not counted) of a workload.
+Result<int> searched_records(const std::string &workload_key, const Target &target, TuningDatabase &db) {
+  auto hashes = db.measured_hashes(workload_key, target.to_string());
+  if (!hashes.ok()) return hashes.error();
+  return static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+}
+
+/// The same over every distinct task of `graph`.
 Result<int> searched_records(const Graph &graph, const Target &target, TuningDatabase &db) {
   int searched = 0;
   for (const Workload &w : distinct_workloads(graph, partition_graph(graph))) {
-    auto hashes = db.measured_hashes(w.workload_key, target.to_string());
-    if (!hashes.ok()) return hashes.error();
-    searched += static_cast<int>(hashes->size() - hashes->count(kBuiltinScheduleHash));
+    TESSEL_TRY(int of_task, searched_records(w.workload_key, target, db));
+    searched += of_task;
   }
   return searched;
 }
@@ -171,8 +189,8 @@ Result<void> tune_bench_tasks(const BenchRequest &options, const Graph &graph, c
                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                    std::chrono::duration<double>(options.time_budget_seconds));
   int missing = options.trials;
-  if (tasks.size() == 1) {
-    auto searched = searched_records(graph, target, db);
+  if (tasks.size() == 1) {  // the kernel's own records (a depthwise graph also has Transposes)
+    auto searched = searched_records(tasks[0].workload_key, target, db);
     if (!searched.ok()) return searched.error();
     missing = options.trials - searched.value();
   }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -101,12 +102,19 @@ void expect_elements(const PeerBuffer &buffer, int64_t count, const char *role) 
               " elements, expected " + std::to_string(count));
 }
 
-// The task's dense output, after checking it agrees with the problem's output shape.
-dnnl::memory dense_output(Task &task, const PeerProblem &p, const Dims &dims) {
+// The task's dense output (in layout `md`, plain row-major when none), after checking it
+// agrees with the problem's output shape.
+dnnl::memory dense_output(Task &task, const PeerProblem &p, const Dims &dims,
+                          std::optional<dnnl::memory::desc> md = std::nullopt) {
   if (element_count(dims) != element_count(dims_of(p.output_shape)))
     malformed("output_shape does not match the inputs (" + std::to_string(element_count(dims)) + " elements expected)");
   task.output.assign(size_t(element_count(dims)), 0.0f);
-  return dnnl::memory(plain_md(dims), task.engine, task.output.data());
+  return dnnl::memory(md ? *md : plain_md(dims), task.engine, task.output.data());
+}
+
+// [N, C, H, W] dims over bytes laid out [N, H, W, C].
+dnnl::memory::desc channels_last_md(const Dims &dims) {
+  return dnnl::memory::desc(dims, dt::f32, dnnl::memory::format_tag::nhwc);
 }
 
 dnnl::primitive_attr relu_attr(bool relu) {
@@ -207,7 +215,9 @@ KernelRow matmul_row(const PeerProblem &p, const std::string &name) {
 KernelRow conv_row(const PeerProblem &p, bool preferred_layout, const std::string &name) {
   const PeerBuffer &x = input(p, 0, "X"), &w = input(p, 1, "W");
   if (x.shape.size() != 4 || w.shape.size() != 4) malformed("conv needs X[N, C, H, W] and W[K, C / groups, R, S]");
-  const int64_t batch = x.shape[0], channels = x.shape[1], height = x.shape[2], width = x.shape[3];
+  const bool nhwc = p.channels_last;  // X [N, H, W, C], the output [N, OH, OW, K]
+  const int64_t batch = x.shape[0], channels = x.shape[nhwc ? 3 : 1], height = x.shape[nhwc ? 1 : 2],
+                width = x.shape[nhwc ? 2 : 3];
   const int64_t filters = w.shape[0], group_channels = w.shape[1], kernel_h = w.shape[2], kernel_w = w.shape[3];
   const int64_t groups = p.groups;
   if (groups < 1 || channels != group_channels * groups || filters % groups != 0)
@@ -224,8 +234,10 @@ KernelRow conv_row(const PeerProblem &p, bool preferred_layout, const std::strin
   const Dims weight_dims = groups > 1 ? Dims{groups, filters / groups, group_channels, kernel_h, kernel_w}
                                       : Dims{filters, group_channels, kernel_h, kernel_w};
   const Dims dst_dims{batch, filters, out_h, out_w};
-  const dnnl::memory::desc user_src = plain_md(src_dims), user_weight = plain_md(weight_dims),
-                           user_dst = plain_md(dst_dims), bias_md = plain_md({filters});
+  const dnnl::memory::desc user_src = nhwc ? channels_last_md(src_dims) : plain_md(src_dims),
+                           user_weight = plain_md(weight_dims),
+                           user_dst = nhwc ? channels_last_md(dst_dims) : plain_md(dst_dims),
+                           bias_md = plain_md({filters});
   // format_tag::any lets oneDNN pick the layout its fastest implementation wants.
   auto layout = [&](const Dims &dims, const dnnl::memory::desc &user) {
     return preferred_layout ? dnnl::memory::desc(dims, dt::f32, dnnl::memory::format_tag::any) : user;
@@ -254,11 +266,11 @@ KernelRow conv_row(const PeerProblem &p, bool preferred_layout, const std::strin
     task->stream.wait();
     return converted;
   };
-  dnnl::memory plain_dst = dense_output(*task, p, dst_dims);
+  dnnl::memory plain_dst = dense_output(*task, p, dst_dims, user_dst);
   dnnl::memory dst = plain_dst;
   if (!(pd.dst_desc() == user_dst)) {
     dst = dnnl::memory(pd.dst_desc(), task->engine);
-    // Back to NCHW only for the check: a network would stay in the blocked layout.
+    // Back to the user layout only for the check: a network would stay in the blocked one.
     task->fetch_output = [t = task.get(), dst, plain_dst]() mutable {
       dnnl::reorder(dst, plain_dst).execute(t->stream, dst, plain_dst);
       t->stream.wait();
@@ -482,7 +494,7 @@ std::vector<KernelRow> make_onednn_rows(const PeerProblem &p) {
     case PeerOp::Matmul:
       return {guarded(p, "oneDNN matmul", [&](const std::string &name) { return matmul_row(p, name); })};
     case PeerOp::Conv:
-      return {guarded(p, "oneDNN conv, plain NCHW",
+      return {guarded(p, p.channels_last ? "oneDNN conv, plain NHWC" : "oneDNN conv, plain NCHW",
                       [&](const std::string &name) { return conv_row(p, false, name); }),
               guarded(p, "oneDNN conv, preferred (blocked) layout",
                       [&](const std::string &name) { return conv_row(p, true, name); })};

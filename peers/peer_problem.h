@@ -34,7 +34,9 @@ struct PeerProblem {
   // Matmul: inputs A[batch..., M, K] and B[K, N] or B[batch..., K, N] (A's batch dims);
   //         with has_bias, inputs[2] is a bias of shape [N]. Output [batch..., M, N].
   // Conv:   inputs X[N, C, H, W] and W[K, C / groups, R, S]; with has_bias, inputs[2] is [K].
-  //         Output [N, K, OH, OW]. Depthwise is groups == C == K.
+  //         Output [N, K, OH, OW]. Depthwise is groups == C == K. With channels_last, X is
+  //         [N, H, W, C] and the output [N, OH, OW, K] (tessel's TesselConvNHWC); W as above.
+  bool channels_last = false;
   std::array<int64_t, 2> strides{1, 1};
   std::array<int64_t, 2> dilations{1, 1};
   std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right

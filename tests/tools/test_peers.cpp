@@ -164,6 +164,27 @@ Problem conv_problem(const ConvShape &s) {
   return owned;
 }
 
+// The same conv with X [N, H, W, C] and the output [N, OH, OW, K] (tessel's TesselConvNHWC).
+Problem channels_last(Problem owned) {
+  auto to_nhwc = [](const std::vector<float> &nchw, const std::vector<int64_t> &shape) {
+    const int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+    std::vector<float> nhwc(nchw.size());
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t x = 0; x < w; ++x)
+            nhwc[size_t(((b * h + y) * w + x) * c + ch)] = nchw[size_t(((b * c + ch) * h + y) * w + x)];
+    return nhwc;
+  };
+  const std::vector<int64_t> x = owned->shapes[0], y = owned->problem.output_shape;
+  owned->inputs[0] = to_nhwc(owned->inputs[0], x);
+  owned->shapes[0] = {x[0], x[2], x[3], x[1]};
+  owned->reference = to_nhwc(owned->reference, y);
+  owned->problem.channels_last = true;
+  owned->bind({y[0], y[2], y[3], y[1]}, owned->problem.flops);
+  return owned;
+}
+
 // Softmax, LayerNorm or Reduce over the last axis of a [rows, depth] input.
 Problem last_axis_problem(PeerOp op, int64_t rows, int64_t depth, const std::string &reduce_kind = "sum") {
   auto owned = std::make_unique<OwnedProblem>();
@@ -346,6 +367,14 @@ TEST_CASE("peers: conv, plain and blocked layouts", "[peers]") {
   SECTION("2 groups, dilation 2, no bias") {
     const Problem owned = conv_problem({1, 4, 8, 7, 6, 3, 3, 2, {1, 1}, {2, 2}, {2, 2, 2, 2}, false});
     check_onednn(owned->problem, names);
+  }
+  SECTION("channels-last depthwise (NHWC in and out), bias + ReLU") {
+    const Problem owned = channels_last(conv_problem({1, 16, 9, 10, 16, 3, 3, 16, {1, 1}, {1, 1}, {1, 1, 1, 1}, true}));
+    check_onednn(owned->problem, {"oneDNN conv, plain NHWC", "oneDNN conv, preferred (blocked) layout"});
+  }
+  SECTION("channels-last dense conv, stride 2") {
+    const Problem owned = channels_last(conv_problem({2, 8, 11, 9, 12, 3, 3, 1, {2, 2}, {1, 1}, {1, 0, 1, 1}, false}));
+    check_onednn(owned->problem, {"oneDNN conv, plain NHWC", "oneDNN conv, preferred (blocked) layout"});
   }
   SECTION("OpenBLAS has no conv row") {
     const Problem owned = conv_problem({1, 4, 8, 7, 6, 3, 3, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, false});

@@ -140,6 +140,26 @@ Result<void> describe_matmul(const GroupView &view, bench::PeerProblem &problem)
   return absorb_bias_relu(view, 1, n, rank - 1, problem);
 }
 
+/// A conv's strides, dilations, pads and groups (Conv and TesselConvNHWC name them alike),
+/// and its bias input when it has one.
+Result<void> take_conv_attributes(const GroupView &view, bench::PeerProblem &problem) {
+  const Attributes &a = view.node(0).attributes;
+  const auto &ins = view.inputs_of(0);
+  const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),
+                             pads = a.get_ints("pads", {0, 0, 0, 0});
+  problem.strides = {strides.at(0), strides.at(1)};
+  problem.dilations = {dilations.at(0), dilations.at(1)};
+  problem.pads = {pads.at(0), pads.at(1), pads.at(2), pads.at(3)};
+  problem.groups = a.get_int("group", 1);
+  if (ins.size() > 2 && ins[2] != kNoTensor) {
+    auto bias = view.buffer(ins[2]);
+    if (!bias.ok()) return bias.error();
+    problem.inputs.push_back(bias.value());
+    problem.has_bias = true;
+  }
+  return {};
+}
+
 Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
   const Node &node = view.node(0);
   const Attributes &a = node.attributes;
@@ -160,19 +180,8 @@ Result<void> describe_conv(const GroupView &view, bench::PeerProblem &problem) {
     problem.inputs[1] = bench::PeerBuffer{plain->data(), {s[0] * block, s[1], s[2], s[3]}, true};
     problem.storage.push_back(plain);
   }
-  const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),
-                             pads = a.get_ints("pads", {0, 0, 0, 0});
-  problem.strides = {strides.at(0), strides.at(1)};
-  problem.dilations = {dilations.at(0), dilations.at(1)};
-  problem.pads = {pads.at(0), pads.at(1), pads.at(2), pads.at(3)};
-  problem.groups = a.get_int("group", 1);
+  TESSEL_TRY_VOID(take_conv_attributes(view, problem));
   const int64_t k = problem.inputs[1].shape[0];
-  if (ins.size() > 2 && ins[2] != kNoTensor) {
-    auto bias = view.buffer(ins[2]);
-    if (!bias.ok()) return bias.error();
-    problem.inputs.push_back(bias.value());
-    problem.has_bias = true;
-  }
   return absorb_bias_relu(view, 1, k, 1, problem);
 }
 
@@ -206,18 +215,7 @@ Result<void> describe_conv_nhwc(const GroupView &view, bench::PeerProblem &probl
   problem.channels_last = true;
   problem.inputs = {x.value(), bench::PeerBuffer{plain->data(), {m_count, per_group, kh, kw}, true}};
   problem.storage.push_back(plain);
-  const std::vector<int64_t> strides = a.get_ints("strides", {1, 1}), dilations = a.get_ints("dilations", {1, 1}),
-                             pads = a.get_ints("pads", {0, 0, 0, 0});
-  problem.strides = {strides.at(0), strides.at(1)};
-  problem.dilations = {dilations.at(0), dilations.at(1)};
-  problem.pads = {pads.at(0), pads.at(1), pads.at(2), pads.at(3)};
-  problem.groups = a.get_int("group", 1);
-  if (ins.size() > 2 && ins[2] != kNoTensor) {
-    auto bias = view.buffer(ins[2]);
-    if (!bias.ok()) return bias.error();
-    problem.inputs.push_back(bias.value());
-    problem.has_bias = true;
-  }
+  TESSEL_TRY_VOID(take_conv_attributes(view, problem));
   return absorb_bias_relu(view, 1, m_count, 3, problem);
 }
 

@@ -128,6 +128,11 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
   if (shared->nodes[groups.front().nodes.front()].op_type == kConvNhwcOp) label += " (channels-last)";
   auto added = add(shared, groups.front(), label, 1);
   if (!added.ok()) return added.error();
+  if (channels_last) {  // tuned alone: the Transposes around it would take part of the trials
+    auto alone = graph_from_workload_text(tasks.back().task.workload_text);
+    if (!alone.ok()) return alone.error();
+    tuning_graph = alone->graph;
+  }
   if (as_in_model) {
     tasks.back().as_in_model = as_in_model;
     tasks.back().as_in_model_name = "tessel, as in a model";
@@ -189,7 +194,7 @@ Result<void> tune_bench_tasks(const BenchRequest &options, const Graph &graph, c
                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                    std::chrono::duration<double>(options.time_budget_seconds));
   int missing = options.trials;
-  if (tasks.size() == 1) {  // the kernel's own records (a depthwise graph also has Transposes)
+  if (tasks.size() == 1) {
     auto searched = searched_records(tasks[0].workload_key, target, db);
     if (!searched.ok()) return searched.error();
     missing = options.trials - searched.value();

@@ -146,14 +146,17 @@ class SpinPool {
   /// Runs the iterations of `generation` it can claim: its own block first, then the others'.
   void run_blocks(uint64_t generation, size_t home) {
     const size_t n = blocks_.size();
+    const uint32_t extent = extent_.load();
+    uint32_t finished = 0;
     for (size_t k = 0; k < n; ++k) {
       const size_t q = (home + k) % n;
       Block &block = blocks_[q];
+      const uint32_t end = block_begin(q + 1, extent);
       for (;;) {
         uint64_t c = block.claim.load(std::memory_order_acquire);
-        if ((c >> 32) != generation) return;  // a later loop has started: this one is over
+        if ((c >> 32) != generation) break;  // a later loop has started: this one is over
         const uint32_t index = static_cast<uint32_t>(c & kNoIndex);
-        if (index >= block_begin(q + 1, extent_.load())) break;  // also kNoIndex
+        if (index >= end) break;  // also kNoIndex
         if (!block.claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
         t_inside_task = true;
         const int r = task_(user_context_, min_ + static_cast<int>(index), closure_);
@@ -162,8 +165,12 @@ class SpinPool {
           int expected = 0;
           error_.compare_exchange_strong(expected, r);
         }
-        done_.fetch_add(1, std::memory_order_release);
+        ++finished;
       }
+      // Reported once per block, not per iteration (each report moves the counter's line
+      // between cores), but before looking at the next block: the caller waits on it.
+      if (finished) done_.fetch_add(finished, std::memory_order_release);
+      finished = 0;
     }
   }
 

@@ -122,7 +122,7 @@ std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs
     for (size_t i = begin; i < end; ++i) {
       const Measurer *m = jobs[i].measurer;
       const Schedule *schedule = jobs[i].schedule;
-      build_jobs.push_back({[m, schedule, reference_run](ParentLink &parent) { m->work(schedule, reference_run, parent); },
+      build_jobs.push_back({[m, schedule, reference_run] { return m->compile_candidate(schedule, reference_run); },
                             m->options_.compile_timeout_seconds, m->options_.run_timeout_seconds});
     }
     const auto build_start = std::chrono::steady_clock::now();
@@ -135,29 +135,28 @@ std::vector<MeasureResult> Measurer::run_jobs(const std::vector<WorkerJob> &jobs
   return results;
 }
 
-void Measurer::work(const Schedule *schedule, bool reference_run, ParentLink &parent) const {
+CompiledCandidate Measurer::compile_candidate(const Schedule *schedule, bool reference_run) const {
   const auto start = std::chrono::steady_clock::now();
-  // The pool is made in this process (the parent never runs a kernel), so it takes the count.
+  // The pool is made in the worker (the parent never runs a kernel), so it takes the count.
   if (options_.threads > 0) spin_pool_set_threads(options_.threads);
   // The reference of a GPU task is computed on the host.
   auto kernel = compile_task(task_, schedule, reference_run ? Target{} : target_);
   const double compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CompiledCandidate compiled;
   if (!kernel.ok()) {
-    MeasureResult r = measure_failure(RecordStatus::CompileError, kernel.error().message);
-    r.compile_seconds = compile_seconds;
-    report_result(parent, r);
-    return;
+    compiled.failed = measure_failure(RecordStatus::CompileError, kernel.error().message);
+    compiled.failed->compile_seconds = compile_seconds;
+    return compiled;
   }
-  report_ready(parent);
-  if (!await_go(parent)) return;  // the parent is gone
-  if (!reference_run && options_.inject_fault == "crash") ::raise(SIGSEGV);
-  if (!reference_run && options_.inject_fault == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
-  MeasureResult r = check_and_time(kernel.value(), reference_run);
-  r.compile_seconds = compile_seconds;
-  report_result(parent, r);
-  // Ends here, past the kernel's destructors: freeing a JIT module or a GPU context would
-  // only make the parent wait for the exit.
-  ::_exit(0);
+  auto kept = std::make_shared<JitKernel>(std::move(kernel).value());
+  compiled.run = [this, kept, reference_run, compile_seconds] {
+    if (!reference_run && options_.inject_fault == "crash") ::raise(SIGSEGV);
+    if (!reference_run && options_.inject_fault == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
+    MeasureResult r = check_and_time(*kept, reference_run);
+    r.compile_seconds = compile_seconds;
+    return r;
+  };
+  return compiled;
 }
 
 MeasureResult Measurer::check_and_time(const JitKernel &kernel, bool reference_run) const {

@@ -1,7 +1,7 @@
 #pragma once
-// Measurement of one task's candidate schedules, each compiled and run in its own worker
-// process with timeouts, so a kernel that crashes, hangs or runs out of memory costs one
-// record, not the tuning run. A Builder compiles a batch's candidates in parallel (one worker
+// Measurement of one task's candidate schedules, compiled and run in worker processes with
+// timeouts, so a kernel that crashes, hangs or runs out of memory costs one record, not the
+// tuning run (tuner/candidate_worker.h). A Builder compiles a batch's candidates in parallel (one worker
 // per core); a Runner then times them one at a time, with no compilation beside them. The
 // Measurer owns what they check against: the task's inputs and reference outputs.
 #include <memory>
@@ -18,8 +18,6 @@
 #include "tuning_db/tuning_record.h"
 
 namespace tessel {
-
-class ParentLink;
 
 struct MeasureOptions {
   int jobs = 0;  // parallel builders; 0: one per core
@@ -80,8 +78,8 @@ class Measurer {
   /// Jobs of one or many Measurers, built and run by the first one's Builder and Runner;
   /// results in order. The reference run writes its outputs instead of comparing them.
   static std::vector<MeasureResult> run_jobs(const std::vector<WorkerJob> &jobs, bool reference_run);
-  /// The worker process's life: compile, say ready, wait for the go, check and time, report.
-  void work(const Schedule *schedule, bool reference_run, ParentLink &parent) const;
+  /// In a worker process: compiles a candidate, and keeps it ready to be checked and timed.
+  CompiledCandidate compile_candidate(const Schedule *schedule, bool reference_run) const;
   MeasureResult check_and_time(const JitKernel &kernel, bool reference_run) const;
   Result<void> write_reference(const std::vector<Tensor> &outputs) const;
   /// Takes the reference run's result: reads the outputs it wrote, or keeps why it failed.

@@ -1,5 +1,6 @@
 #include "tuner/candidate_worker.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -162,6 +163,7 @@ std::vector<CandidateWorker> compile_in_workers(const std::vector<BuildJob> &job
   struct Compiler {
     std::shared_ptr<WorkerProcess> process;
     std::optional<size_t> slot;  // the job it compiles now
+    bool used = false;           // it compiled a job before
   };
   std::vector<Compiler> compilers;
   // A process gone: its candidates compiled but not yet run are compiled again elsewhere.
@@ -175,14 +177,25 @@ std::vector<CandidateWorker> compile_in_workers(const std::vector<BuildJob> &job
   const auto assign = [&](Compiler &c) {
     const size_t slot = waiting.front();
     waiting.pop_front();
-    c.slot = slot;
     workers[slot].started = Clock::now();
-    // A worker that cannot take it has died: its next message says so.
-    static_cast<void>(c.process->compile(slot));
+    if (c.process->compile(slot) || !c.used) {
+      // A new worker that cannot take it died starting: its next message says how, and the
+      // job takes that as its result (else a worker that cannot start would be forked forever).
+      c.slot = slot;
+      c.used = true;
+      return;
+    }
+    // A worker that died idle (killed from outside): the job goes to another.
+    waiting.push_front(slot);
+    c.process->kill();
+    lose(c.process);
   };
   while (!waiting.empty() || !compilers.empty()) {
     for (Compiler &c : compilers)
-      if (!c.slot && !waiting.empty()) assign(c);
+      if (!c.slot && !waiting.empty() && c.process->alive()) assign(c);
+    compilers.erase(std::remove_if(compilers.begin(), compilers.end(),
+                                   [](const Compiler &c) { return !c.process->alive(); }),
+                    compilers.end());
     while (compilers.size() < at_once && !waiting.empty()) {
       auto started = WorkerProcess::start(jobs);
       if (!started.ok()) {
@@ -191,7 +204,7 @@ std::vector<CandidateWorker> compile_in_workers(const std::vector<BuildJob> &job
         waiting.pop_front();
         continue;
       }
-      compilers.push_back({std::move(started).value(), std::nullopt});
+      compilers.push_back({std::move(started).value(), std::nullopt, false});
       assign(compilers.back());
     }
     for (auto it = compilers.begin(); it != compilers.end();) {

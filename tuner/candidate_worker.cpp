@@ -252,6 +252,11 @@ void run_to_result(CandidateWorker &w) {
   WorkerProcess::Message m = w.process->next(w.job.run_timeout_seconds);
   switch (m.kind) {
     case WorkerProcess::Message::Kind::Done:
+      w.result = m.result;
+      // A kernel that failed may have left the process's state bad for the next ones (its
+      // runtime, memory it wrote): they are compiled again elsewhere rather than blamed.
+      if (w.result->status != RecordStatus::Ok) w.process->kill();
+      return;
     case WorkerProcess::Message::Kind::Died: w.result = m.result; return;
     case WorkerProcess::Message::Kind::TimedOut:
       w.process->kill();

@@ -32,6 +32,7 @@ BuildJob job(int number, const std::string &fault = "") {
       if (fault == "run_crash") ::raise(SIGSEGV);
       if (fault == "run_hang") std::this_thread::sleep_for(std::chrono::hours(1));
       MeasureResult r;
+      if (fault == "run_error") r.status = RecordStatus::RuntimeError;
       r.compile_seconds = number;
       r.seconds = {static_cast<double>(::getpid())};
       r.median_seconds = r.seconds[0];
@@ -97,6 +98,12 @@ TEST_CASE("a candidate that crashes or hangs costs its own record only", "[tuner
     CHECK(results[1].status == RecordStatus::Timeout);
     CHECK(results[1].error.find("compile timeout") != std::string::npos);
     CHECK(results[2].status == RecordStatus::Ok);
+  }
+  SECTION("a kernel that fails at run time leaves its process to nobody else") {
+    const auto results = measure({job(0, "run_error"), job(1)}, 1);
+    CHECK(results[0].status == RecordStatus::RuntimeError);
+    CHECK(results[1].status == RecordStatus::Ok);
+    CHECK(results[0].median_seconds != results[1].median_seconds);
   }
   SECTION("a compile error is a result, and the process goes on") {
     const auto results = measure({job(0, "compile_error"), job(1)}, 1);

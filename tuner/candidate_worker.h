@@ -3,9 +3,10 @@
 // and time them, so a kernel that crashes, hangs or runs out of memory costs its own record,
 // not the tuning run. One process compiles several candidates of a batch in turn and keeps
 // each compiled kernel until its go: a fork of the tuner's large process pays for every page
-// its child then writes (copy-on-write faults), and a child's first compile took 1.6x as
-// long as its next ones (bench/results/trial_time.md). A candidate whose process dies before its go
-// (another's kernel crashed there) is compiled again in a process of its own.
+// its child then writes (copy-on-write faults), most of them in its first compile; one
+// child per candidate compiled 1.6x slower than four per child (bench/results/
+// trial_time.md). A candidate whose process dies before its go (another's kernel crashed
+// there) is compiled again in a process of its own.
 //
 // Worker and parent speak in lines: the parent sends "C <slot>" (compile) and "G <slot>"
 // (go); the worker answers "R <slot>" once compiled, and "D <slot> <result>" with a

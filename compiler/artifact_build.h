@@ -35,9 +35,9 @@ struct ArtifactBuild {
   const ArtifactCompileOptions &options;
   const Target target;  // a cuda target names its architecture
   const std::vector<FusedGroup> groups;
-  const MemoryPlan memory;
   const std::vector<int> uses;  // readers of each tensor; a graph output counts as one
   const std::vector<bool> host_group;  // by group: its nodes run as host steps (host_steps.cpp)
+  const MemoryPlan memory;  // kernels write a Concat's inputs into its output (kernel_emitter.cpp)
   deploy::HostProgram host_program;    // host.json: the host steps' nodes
   StagingDirectory staging;
   PlanBuilder plan;

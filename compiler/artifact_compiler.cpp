@@ -8,15 +8,45 @@
 
 namespace tessel {
 
+namespace {
+
+/// By group: whether it runs as a kernel, which writes its outputs wherever the plan puts them.
+std::vector<bool> kernel_groups(const Graph &graph, const std::vector<FusedGroup> &groups,
+                                const std::vector<bool> &host_group) {
+  std::vector<bool> kernel(groups.size(), false);
+  for (size_t i = 0; i < groups.size(); ++i)
+    kernel[i] = !host_group[i] && !(groups[i].nodes.size() == 1 && runs_on_host(graph.nodes[groups[i].nodes[0]].op_type));
+  return kernel;
+}
+
+MemoryPlan memory_plan_for(const Graph &graph, const std::vector<FusedGroup> &groups,
+                           const std::vector<bool> &host_group) {
+  return plan_memory(graph, groups, MemoryPlanOptions{kernel_groups(graph, groups, host_group)});
+}
+
+}  // namespace
+
+MemoryPlan artifact_memory_plan(const Graph &graph, const std::vector<FusedGroup> &groups) {
+  return memory_plan_for(graph, groups, host_step_groups(graph, groups, tensor_uses(graph)));
+}
+
+std::vector<FusedGroup> groups_with_steps(const Graph &graph, const std::vector<FusedGroup> &groups) {
+  const MemoryPlan plan = artifact_memory_plan(graph, groups);
+  std::vector<FusedGroup> kept;
+  for (const FusedGroup &group : groups)
+    if (!(group.nodes.size() == 1 && plan.concat_in_place[group.nodes.front()])) kept.push_back(group);
+  return kept;
+}
+
 ArtifactBuild::ArtifactBuild(const Graph &graph, const ArtifactCompileOptions &options, Target target,
                              StagingDirectory staging)
     : graph(graph),
       options(options),
       target(std::move(target)),
       groups(partition_graph(graph)),
-      memory(plan_memory(graph, groups)),
       uses(tensor_uses(graph)),
       host_group(host_step_groups(graph, groups, uses)),
+      memory(memory_plan_for(graph, groups, host_group)),
       staging(std::move(staging)),
       plan(graph, memory) {}
 

@@ -10,6 +10,7 @@
 
 #include "base/result.h"
 #include "codegen/target.h"
+#include "graph/fusion/memory_plan.h"
 #include "graph/ir/graph.h"
 
 namespace tessel {
@@ -61,6 +62,7 @@ struct ArtifactCompileSummary {
   int compiled_kernels = 0;  // distinct functions in kernels.so
   int tuned_tasks = 0;       // kernel steps running a tuned schedule
   int default_tasks = 0;     // kernel steps without a record
+  int concats_in_place = 0;  // Concats with no step: their inputs were written into the output
   std::vector<std::string> warnings;
   int64_t arena_bytes = 0;
   int64_t weights_bytes = 0;
@@ -68,6 +70,14 @@ struct ArtifactCompileSummary {
   /// Per task with a tuned record, when ArtifactCompileOptions::alternatives was set.
   std::vector<TaskAlternatives> alternatives;
 };
+
+/// The memory plan an artifact of `graph` runs with: Concats are done in place where the
+/// kernels producing their inputs can write into the output's slices.
+MemoryPlan artifact_memory_plan(const Graph &graph, const std::vector<FusedGroup> &groups);
+
+/// `groups` less those an artifact runs no step for (Concats done in place): what tuning
+/// spends trials on.
+std::vector<FusedGroup> groups_with_steps(const Graph &graph, const std::vector<FusedGroup> &groups);
 
 /// Compiles `graph` (already optimized for the target) into the artifact directory
 /// `output_path`, written atomically: into a temporary sibling first, renamed into place

@@ -148,6 +148,12 @@ Result<void> emit_kernels(ArtifactBuild &build) {
       if (auto emitted = emit_host_group(build, group); !emitted.ok()) return emitted.error();
       continue;
     }
+    // Its inputs' kernels wrote them where the output's slices are: nothing to copy.
+    if (group.nodes.size() == 1 && build.memory.concat_in_place[group.nodes.front()]) {
+      build.plan.join(g.node_outputs[group.nodes.front()][0], g.node_inputs[group.nodes.front()]);
+      ++build.summary.concats_in_place;
+      continue;
+    }
     if (group.nodes.size() == 1 && runs_on_host(first.op_type)) {
       emit_view(build, group.nodes.front());
       continue;

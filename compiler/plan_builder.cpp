@@ -1,6 +1,6 @@
 #include "compiler/plan_builder.h"
 
-// GCC 12 at -O3 warns that a std::variant<KernelStep, CopyStep, HostStep> moved while the
+// GCC 12 at -O3 warns that a std::variant<KernelStep, CopyStep, HostStep, JoinStep> moved while the
 // steps vector grows "may use" the strings and vectors of alternatives it does not hold: a
 // known false positive of its variant analysis.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -69,6 +69,12 @@ void PlanBuilder::kernel(const std::string &symbol, const std::vector<int> &grap
 
 void PlanBuilder::copy(int source, int destination) {
   plan_.steps.push_back(deploy::CopyStep{tensor(source), tensor(destination)});
+}
+
+void PlanBuilder::join(int whole, const std::vector<int> &parts) {
+  deploy::JoinStep step{tensor(whole), {}};
+  for (int t : parts) step.parts.push_back(tensor(t));
+  plan_.steps.push_back(std::move(step));
 }
 
 void PlanBuilder::host(int node, const std::vector<int> &plan_inputs, const std::vector<int> &plan_outputs) {

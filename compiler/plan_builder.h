@@ -33,6 +33,8 @@ class PlanBuilder {
   /// returns its plan tensor id.
   int extra_weight(const std::string &name, const Tensor &value);
   void copy(int source, int destination);
+  /// `whole` holds its value now: `parts` were computed into its bytes, in order.
+  void join(int whole, const std::vector<int> &parts);
 
   /// Inputs, outputs, and copies into every output position no step wrote.
   deploy::ExecutionPlan finish();

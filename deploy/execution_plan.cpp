@@ -89,7 +89,7 @@ class PlanParser {
       const std::vector<std::string> &t = tokens.value();
       const std::string &kind = t[0];
       int kind_section = kind == "tensor" ? 0 : kind == "input" ? 1 : kind == "output" ? 2 :
-                         (kind == "kernel" || kind == "copy" || kind == "host") ? 3 : -1;
+                         (kind == "kernel" || kind == "copy" || kind == "host" || kind == "join") ? 3 : -1;
       if (kind_section < 0) return error(number, "unknown line kind '" + kind + "'");
       if (kind_section < section)
         return error(number, "'" + kind + "' line out of order (tensor lines come first, then input, output, then steps)");
@@ -99,6 +99,7 @@ class PlanParser {
                        : kind == "output" ? io_line(number, t, Location::Output)
                        : kind == "kernel" ? kernel_line(number, t)
                        : kind == "host"   ? host_line(number, t)
+                       : kind == "join"   ? join_line(number, t)
                                           : copy_line(number, t);
       if (!r.ok()) return r.error();
     }
@@ -316,6 +317,35 @@ class PlanParser {
     return {};
   }
 
+  Result<void> join_line(int number, const std::vector<std::string> &t) {
+    if (t.size() < 3) return error(number, "join line too short (truncated?)");
+    JoinStep step;
+    Result<int> whole = declared_id(number, t[1]);
+    if (!whole.ok()) return whole.error();
+    step.whole = whole.value();
+    Result<int64_t> count = non_negative(number, t[2], "part count");
+    if (!count.ok()) return count.error();
+    if (count.value() == 0) return error(number, "join into " + describe(step.whole) + " has no parts");
+    if (static_cast<int64_t>(t.size()) != 3 + count.value())
+      return error(number, "join declares " + t[2] + " parts but lists " + std::to_string(t.size() - 3) + " (truncated?)");
+    int64_t elements = 0;
+    for (size_t i = 3; i < t.size(); ++i) {
+      Result<int> id = declared_id(number, t[i]);
+      if (!id.ok()) return id.error();
+      const PlanTensor &part = tensor(id.value());
+      if (run_time_shaped(part) || part.location == Location::Dynamic || part.dtype != tensor(step.whole).dtype)
+        return error(number, "join of " + describe(id.value()) + ", which is not " + dtype_name(tensor(step.whole).dtype) +
+                                 " bytes of a fixed size");
+      elements += numel(part);
+      step.parts.push_back(id.value());
+    }
+    if (run_time_shaped(tensor(step.whole)) || elements != numel(tensor(step.whole)))
+      return error(number, "the parts of the join into " + describe(step.whole) + " do not add up to its " +
+                               std::to_string(numel(tensor(step.whole))) + " elements");
+    plan_.steps.emplace_back(std::move(step));
+    return {};
+  }
+
   Result<void> check_views() {
     for (const PlanTensor &pt : plan_.tensors) {
       if (pt.location != Location::View) continue;
@@ -430,6 +460,27 @@ Result<void> check_data_flow(const ExecutionPlan &plan, const std::vector<int> &
       for (int id : h->outputs)
         if (id >= 0) writes.push_back(id);
       what = "host node " + std::to_string(h->node);
+    } else if (const JoinStep *j = std::get_if<JoinStep>(&plan.steps[s])) {
+      // The parts must hold their values, and their bytes tile the whole's exactly.
+      const PlanTensor *whole = root_of(j->whole);
+      int64_t next = range_of(whole).first;
+      for (int id : j->parts) {
+        const PlanTensor *part = root_of(id);
+        if (!valid.count(part->id))
+          return make_error(ErrorKind::InvalidInput, "plan.txt: step " + std::to_string(s + 1) + " (join) reads " +
+                                                         describe(id) + ", which no earlier step wrote (or a later "
+                                                         "write overwrote it)");
+        if (whole->location != Location::Arena || part->location != Location::Arena || range_of(part).first != next)
+          return make_error(ErrorKind::InvalidInput, "plan.txt: step " + std::to_string(s + 1) + " (join): " +
+                                                         describe(id) + " does not lie where its part of " +
+                                                         describe(j->whole) + " does");
+        next = range_of(part).second;
+      }
+      // Nothing is written: the whole (and what has its bytes) is valid now, the parts stay so.
+      valid.insert(whole->id);
+      for (const PlanTensor *other : arena)
+        if (range_of(other) == range_of(whole) && other->dtype == whole->dtype) valid.insert(other->id);
+      continue;
     } else {
       const KernelStep &k = std::get<KernelStep>(plan.steps[s]);
       if (kernel_index >= kernel_outputs.size())
@@ -551,6 +602,10 @@ std::string to_text(const ExecutionPlan &plan) {
         }
       }
       os << "\n";
+    } else if (const JoinStep *j = std::get_if<JoinStep>(&step)) {
+      os << "join " << j->whole << " " << j->parts.size();
+      for (int id : j->parts) os << " " << id;
+      os << "\n";
     } else {
       const CopyStep &c = std::get<CopyStep>(step);
       os << "copy " << c.source << " " << c.destination << "\n";
@@ -575,6 +630,7 @@ bool run_time_shaped(const PlanTensor &t) {
   return false;
 }
 bool operator==(const KernelStep &a, const KernelStep &b) { return a.symbol == b.symbol && a.args == b.args; }
+bool operator==(const JoinStep &a, const JoinStep &b) { return a.whole == b.whole && a.parts == b.parts; }
 bool operator==(const CopyStep &a, const CopyStep &b) {
   return a.source == b.source && a.destination == b.destination;
 }

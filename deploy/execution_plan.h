@@ -44,7 +44,14 @@ struct HostStep {
   std::vector<int> outputs;   // tensor ids; -1 for an output nothing reads
 };
 
-using PlanStep = std::variant<KernelStep, CopyStep, HostStep>;
+/// Nothing runs: the parts were computed into their places inside `whole` (a Concat done in
+/// place), which holds its value from here on.
+struct JoinStep {
+  int whole = 0;
+  std::vector<int> parts;  // in order of their bytes, which tile whole's
+};
+
+using PlanStep = std::variant<KernelStep, CopyStep, HostStep, JoinStep>;
 
 /// Whether the tensor's shape is known only at run time (then only host steps touch it).
 bool run_time_shaped(const PlanTensor &t);
@@ -60,6 +67,7 @@ bool operator==(const PlanTensor &a, const PlanTensor &b);
 bool operator==(const KernelStep &a, const KernelStep &b);
 bool operator==(const CopyStep &a, const CopyStep &b);
 bool operator==(const HostStep &a, const HostStep &b);
+bool operator==(const JoinStep &a, const JoinStep &b);
 bool operator==(const ExecutionPlan &a, const ExecutionPlan &b);
 
 /// plan.txt text of `plan` (ARTIFACT.md's grammar).

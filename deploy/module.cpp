@@ -510,6 +510,7 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       host_calls.push_back(std::move(call));
       continue;
     }
+    if (std::holds_alternative<JoinStep>(step)) continue;  // its parts were computed in place
     const KernelStep &k = std::get<KernelStep>(step);
     KernelCall call;
     call.symbol = k.symbol;

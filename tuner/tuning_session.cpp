@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "compiler/artifact_compiler.h"
 #include "graph/fusion/fuse.h"
 #include "tuner/cost_model_training.h"
 #include "tuner/features.h"
@@ -70,7 +71,8 @@ TuningSession::TuningSession(const Graph &graph, const Target &target, TuningDat
 
 Result<void> TuningSession::prepare_tasks() {
   const auto prepare_start = std::chrono::steady_clock::now();
-  const std::vector<Workload> workloads = distinct_workloads(*graph_, partition_graph(*graph_));
+  // Not the Concats an artifact does in place: no kernel of theirs ever runs.
+  const std::vector<Workload> workloads = distinct_workloads(*graph_, groups_with_steps(*graph_, partition_graph(*graph_)));
   std::vector<Result<Task>> tasks;
   for (const Workload &workload : workloads) tasks.push_back(make_task(graph_, workload));
   TESSEL_TRY(std::vector<std::unique_ptr<CandidateMeasurer>> measurers, prepare_measurers(workloads, tasks));

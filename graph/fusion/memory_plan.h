@@ -19,13 +19,26 @@ struct MemoryPlan {
   int64_t unshared_bytes = 0;         // bytes if every intermediate had its own buffer
   int views = 0;                      // view ops (Reshape ...) that alias instead of copying
   int in_place = 0;                   // elementwise groups writing over a dead input
+  std::vector<bool> concat_in_place;  // by node: a Concat whose inputs are its output's slices
+  int concats_in_place = 0;
+};
+
+struct MemoryPlanOptions {
+  /// By group: may its outputs be placed inside another tensor's bytes (true for groups that
+  /// run as kernels writing wherever the plan says). Empty: no Concat is done in place.
+  std::vector<bool> writes_anywhere;
 };
 
 /// Plans the arena for executing `groups` in order: liveness from the producing group to
 /// the last reading group, views aliasing their input, elementwise groups writing in place
 /// over an input of the same size that dies there, then greedy-by-size offset assignment
 /// (largest first, lowest offset that overlaps no tensor alive at the same time).
+/// With options.writes_anywhere, a Concat whose axis has only unit dimensions before it
+/// (batch 1 NCHW) and whose inputs all come from such groups is done in place: each input
+/// is laid out as its slice of the output, and the Concat has nothing left to copy (the
+/// caller skips the nodes marked in concat_in_place).
 /// Needs fully known intermediate shapes; tensors of unknown size are left out of the plan.
-MemoryPlan plan_memory(const Graph &graph, const std::vector<FusedGroup> &groups);
+MemoryPlan plan_memory(const Graph &graph, const std::vector<FusedGroup> &groups,
+                       const MemoryPlanOptions &options = {});
 
 }  // namespace tessel

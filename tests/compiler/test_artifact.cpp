@@ -291,6 +291,44 @@ TEST_CASE("artifact: views of a graph input and of a weight that are not graph o
   for (size_t i = 0; i < got.size(); ++i) CHECK(max_abs_diff(got[i], expected.value()[i]) == 0);
 }
 
+// A Fire module (SqueezeNet): two expand convs of one squeeze conv, concatenated. The
+// expand kernels write straight into their slices of the Concat's output; a second Concat
+// that also reads one of them (and the first Concat's output) copies as before.
+TEST_CASE("artifact: a Concat done in place equals the executor; one that cannot be stays a copy", "[artifact]") {
+  GraphBuilder b("fire");
+  const int x = b.input("x", DType::Float32, {1, 8, 6, 6});
+  Attributes same;
+  same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const int squeeze = b.node("Relu", {b.node("Conv", {x, b.weight("ws", DType::Float32, {4, 8, 1, 1}, 51)})});
+  const int e1 = b.node("Relu", {b.node("Conv", {squeeze, b.weight("w1", DType::Float32, {8, 4, 1, 1}, 52)})});
+  const int e3 = b.node("Relu", {b.node("Conv", {squeeze, b.weight("w3", DType::Float32, {8, 4, 3, 3}, 53)}, same)});
+  Attributes channels;
+  channels.set("axis", int64_t{1});
+  const int fire = b.node("Concat", {e1, e3}, channels);
+  const int next = b.node("Conv", {fire, b.weight("wn", DType::Float32, {4, 16, 1, 1}, 54)});
+  const int again = b.node("Concat", {fire, e1}, channels);  // e1 is the first Concat's already
+  auto graph = b.finish({next, again});
+  ScratchDir dir("concat_in_place");
+  const fs::path artifact = dir.path / "fire.tsl";
+  auto summary = compile_artifact(*graph, {}, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  CHECK(summary->concats_in_place == 1);
+  const std::string plan = read_text(artifact / "plan.txt");
+  INFO(plan);
+  CHECK(plan.find("\njoin ") != std::string::npos);
+  Module module = Module::load(artifact.string());
+  const Tensor input = random_tensor(TensorType{DType::Float32, {1, 8, 6, 6}, true}, 55);
+  GraphExecutor executor(graph);
+  auto expected = executor.run({input});
+  REQUIRE(expected.ok());
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<Tensor> got = module.run({input});
+    REQUIRE(got.size() == 2);
+    for (size_t i = 0; i < got.size(); ++i) CHECK(max_abs_diff(got[i], expected.value()[i]) < 1e-5);
+  }
+}
+
 TEST_CASE("artifact: a cuda artifact compiles without a GPU: PTX and Halide's CUDA runtime in kernels.so",
           "[artifact][cuda]") {
   auto graph = small_cnn();

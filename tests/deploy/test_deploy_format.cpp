@@ -321,7 +321,8 @@ TEST_CASE("plan: to_text then parse_plan gives the same plan", "[deploy]") {
   };
   plan.inputs = {7, 2};
   plan.outputs = {11, 12};
-  plan.steps = {KernelStep{"k0", {7, 2, 9, 4}}, CopyStep{6, 11}, CopyStep{9, 12}, KernelStep{"k_1", {3}}};
+  plan.steps = {KernelStep{"k0", {7, 2, 9, 4}}, CopyStep{6, 11}, CopyStep{9, 12}, KernelStep{"k_1", {3}},
+                JoinStep{4, {5}}};
   const std::string text = to_text(plan);
   CHECK(text.rfind("tessel-plan 1\ntensor 7 input%20image float32 4 1 3 4 4 input 0\n", 0) == 0);
   auto back = parse_plan(text);
@@ -484,6 +485,16 @@ TEST_CASE("plan: each check fails naming the line", "[deploy]") {
   expect(head + "tensor 2 z float32 1 -4 arena 0\n" + io, 4, "non-negative");
   expect(head + "tensor 2 z float32 1 5 arena 0\n" + io + "copy 2 1\n", 7, "different sizes");
   expect(head + "tensor 2 z%4 float32 1 4 arena 0\n" + io, 4, "bad escape");
+  const std::string halves = "tensor 2 a float32 1 2 arena 0\ntensor 3 b float32 1 2 arena 8\n" +
+                             std::string("tensor 4 w float32 1 4 arena 0\n");
+  REQUIRE(parse_plan(head + halves + io + "join 4 2 2 3\n").ok());
+  expect(head + halves + io + "join 4 1 2\n", 9, "do not add up");
+  expect(head + halves + io + "join 4 0\n", 9, "no parts");
+  expect(head + halves + io + "join 4 2 2\n", 9, "truncated");
+  expect(head + halves + io + "join 4 2 2 9\n", 9, "undeclared tensor id 9");
+  expect(head + "tensor 2 a int32 1 2 arena 0\ntensor 3 b float32 1 2 arena 8\ntensor 4 w float32 1 4 arena 0\n" + io +
+             "join 4 2 2 3\n",
+         9, "not float32");
 }
 
 TEST_CASE("plan: data flow: what a step reads was written, what the model returns too", "[deploy]") {
@@ -519,6 +530,41 @@ TEST_CASE("plan: data flow: what a step reads was written, what the model return
   refused("kernel f 2 0 2\nkernel g 2 2 0\n", {1, 1}, "writes tensor 0 (x), whose bytes are a caller's input");
   refused("kernel f 2 0 2\n", {0}, "kernel f writes 0 of its 2 arguments");
   refused("kernel f 2 0 2\nkernel g 2 2 1\n", {1}, "more kernel steps than kernels described");
+}
+
+TEST_CASE("plan: data flow: a join holds its value once its parts were written where they lie", "[deploy]") {
+  // w (arena 0, 4 floats) is the Concat of p (arena 0) and q (arena 8), computed in place.
+  const std::string head =
+      "tessel-plan 1\n"
+      "tensor 0 x float32 1 2 input 0\n"
+      "tensor 1 y float32 1 4 output 0\n"
+      "tensor 2 p float32 1 2 arena 0\n"
+      "tensor 3 q float32 1 2 arena 8\n"
+      "tensor 4 w float32 1 4 arena 0\n"
+      "tensor 5 r float32 1 2 arena 16\n"
+      "input 0 0\noutput 0 1\n";
+  auto flow = [&](const std::string &steps, std::vector<int> outputs) {
+    auto plan = parse_plan(head + steps);
+    REQUIRE(plan.ok());
+    return check_data_flow(plan.value(), outputs);
+  };
+  auto refused = [&](const std::string &steps, std::vector<int> outputs, const std::string &what) {
+    auto r = flow(steps, std::move(outputs));
+    INFO(steps);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains(what));
+  };
+  // The parts stay readable after the join (another node may read them too).
+  CHECK(flow("kernel f 2 0 2\nkernel f 2 0 3\njoin 4 2 2 3\nkernel g 2 4 1\nkernel h 2 2 5\n", {1, 1, 1, 1}).ok());
+  refused("kernel f 2 0 2\nkernel g 2 4 1\n", {1, 1}, "reads tensor 4 (w)");  // no join: w was not all written
+  refused("kernel f 2 0 2\njoin 4 2 2 3\nkernel g 2 4 1\n", {1, 1}, "step 2 (join) reads tensor 3 (q)");
+  refused("kernel f 2 0 2\nkernel f 2 0 3\njoin 4 2 3 2\nkernel g 2 4 1\n", {1, 1, 1},
+          "tensor 3 (q) does not lie where its part of tensor 4 (w) does");
+  refused("kernel f 2 0 2\nkernel f 2 0 5\njoin 4 2 2 5\nkernel g 2 4 1\n", {1, 1, 1},
+          "tensor 5 (r) does not lie where");
+  // A write into a part's bytes after the join overwrites the whole.
+  refused("kernel f 2 0 2\nkernel f 2 0 3\njoin 4 2 2 3\nkernel f 2 0 3\nkernel g 2 4 1\n", {1, 1, 1, 1},
+          "step 5 (kernel g) reads tensor 4 (w)");
 }
 
 TEST_CASE("plan: names round-trip through percent-encoding", "[deploy]") {

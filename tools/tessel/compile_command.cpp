@@ -42,6 +42,7 @@ void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommand
     json["compiled_kernels"] = s.compiled_kernels;
     json["tuned_tasks"] = s.tuned_tasks;
     json["default_tasks"] = s.default_tasks;
+    json["concats_in_place"] = s.concats_in_place;
     json["arena_bytes"] = s.arena_bytes;
     json["weights_bytes"] = s.weights_bytes;
     json["seconds"] = s.seconds;
@@ -50,6 +51,9 @@ void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommand
   }
   std::printf("wrote %s: %d kernel calls per run (%d compiled kernels), %d with tuned records, %d default\n",
               options.output_path.c_str(), s.kernel_steps, s.compiled_kernels, s.tuned_tasks, s.default_tasks);
+  if (s.concats_in_place > 0)
+    std::printf("%d Concats need no call: their inputs are computed into their slices of the output\n",
+                s.concats_in_place);
   if (s.host_steps > 0)
     std::printf("%d nodes run on the host per run (shapes known only at run time, or host ops such as TopK)\n",
                 s.host_steps);

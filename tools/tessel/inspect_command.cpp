@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/json.h"
+#include "compiler/artifact_compiler.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/graph_dot.h"
 #include "graph/fusion/memory_plan.h"
@@ -16,7 +17,7 @@ namespace tessel {
 /// The fused tasks: one line each, most FLOPs first.
 static void print_tasks(const Graph &g) {
   const std::vector<FusedGroup> groups = partition_graph(g);
-  std::vector<Workload> tasks = distinct_workloads(g, groups);
+  std::vector<Workload> tasks = distinct_workloads(g, groups_with_steps(g, groups));
   int kernel_groups = 0;
   int64_t total = 0;
   for (const Workload &t : tasks) {
@@ -25,9 +26,10 @@ static void print_tasks(const Graph &g) {
   }
   std::printf("\nfusion: %zu nodes -> %zu groups, %d kernel launches, %zu distinct tasks\n", g.nodes.size(),
               groups.size(), kernel_groups, tasks.size());
-  const MemoryPlan plan = plan_memory(g, groups);
-  std::printf("memory plan: arena %.2f MB, %.2f MB if every intermediate had its own buffer; %d views, %d in place\n",
-              plan.arena_bytes / 1e6, plan.unshared_bytes / 1e6, plan.views, plan.in_place);
+  const MemoryPlan plan = artifact_memory_plan(g, groups);
+  std::printf("memory plan: arena %.2f MB, %.2f MB if every intermediate had its own buffer; %d views, %d in place, "
+              "%d Concats in place\n",
+              plan.arena_bytes / 1e6, plan.unshared_bytes / 1e6, plan.views, plan.in_place, plan.concats_in_place);
   std::stable_sort(tasks.begin(), tasks.end(),
                    [](const Workload &a, const Workload &b) { return a.flops * a.weight > b.flops * b.weight; });
   std::printf("%-16s %-34s %-20s %6s %12s %7s\n", "key", "ops", "anchor output", "weight", "MFLOPs", "share");

@@ -92,6 +92,7 @@ MemoryPlan plan_memory(const Graph &g, const std::vector<FusedGroup> &groups, co
         fits = options.writes_anywhere[producer_group] && !plan.concat_in_place[producer] &&
                !(from.nodes.size() == 1 && runs_on_host(g.nodes[producer].op_type));
         for (const auto &[seen, at] : slices) fits = fits && seen != t;
+        fits = fits && offset % kAlignment == 0;  // where every arena tensor starts (ARTIFACT.md)
         slices.emplace_back(t, offset);
         offset += bytes_of(t);
       }

@@ -34,7 +34,8 @@ struct MemoryPlanOptions {
 /// over an input of the same size that dies there, then greedy-by-size offset assignment
 /// (largest first, lowest offset that overlaps no tensor alive at the same time).
 /// With options.writes_anywhere, a Concat whose axis has only unit dimensions before it
-/// (batch 1 NCHW) and whose inputs all come from such groups is done in place: each input
+/// (batch 1 NCHW), whose inputs all come from such groups and whose slices start 64-byte
+/// aligned (as every arena tensor does) is done in place: each input
 /// is laid out as its slice of the output, and the Concat has nothing left to copy (the
 /// caller skips the nodes marked in concat_in_place).
 /// Needs fully known intermediate shapes; tensors of unknown size are left out of the plan.

@@ -77,29 +77,29 @@ namespace {
 
 /// Two convs of x concatenated along `axis`, read by a third conv (and, with `reread`, the
 /// first conv's output also read after the Concat); x is [batch,8,8,8].
-Graph two_convs_concatenated(int64_t batch, bool concat_graph_input = false, bool reread = false) {
+Graph two_convs_concatenated(int64_t batch, bool concat_graph_input = false, bool reread = false, int64_t side = 8) {
   Graph g;
   g.opset = 17;
-  const Shape in_shape = {batch, 8, 8, 8};
+  const Shape in_shape = {batch, 8, side, side};
   const int x = g.add_tensor({"x", {DType::Float32, in_shape}, std::nullopt});
   g.inputs = {x};
   auto conv = [&](const std::string &name, int input, int64_t in_channels, int64_t out_channels) {
     const Shape w_shape = {out_channels, in_channels, 1, 1};
     const int w = g.add_tensor({name + "_w", {DType::Float32, w_shape}, Tensor(DType::Float32, w_shape)});
-    const int out = g.add_tensor({name, {DType::Float32, {batch, out_channels, 8, 8}}, std::nullopt});
+    const int out = g.add_tensor({name, {DType::Float32, {batch, out_channels, side, side}}, std::nullopt});
     g.add_node({"Conv", name + "_conv", "", {}}, {input, w}, {out});
     return out;
   };
   const int a = conv("a", x, 8, 8);
   const int b = concat_graph_input ? x : conv("b", x, 8, 8);
-  const int c = g.add_tensor({"c", {DType::Float32, {batch, 16, 8, 8}}, std::nullopt});
+  const int c = g.add_tensor({"c", {DType::Float32, {batch, 16, side, side}}, std::nullopt});
   Attributes axis;
   axis.set("axis", int64_t{1});
   g.add_node({"Concat", "concat", "", axis}, {a, b}, {c});
   const int y = conv("y", c, 16, 8);
   g.outputs = {y};
   if (reread) {
-    const int z = g.add_tensor({"z", {DType::Float32, {batch, 8, 8, 8}}, std::nullopt});
+    const int z = g.add_tensor({"z", {DType::Float32, {batch, 8, side, side}}, std::nullopt});
     g.add_node({"Add", "reread", "", {}}, {y, a}, {z});
     g.outputs = {z};
   }
@@ -135,6 +135,11 @@ TEST_CASE("a Concat of batch 1 is done in place: its inputs are computed into it
 TEST_CASE("a Concat stays a copy when its inputs cannot be its slices", "[memory_plan]") {
   SECTION("batch 2: each input is two runs of the output's bytes") {
     Graph g = two_convs_concatenated(2);
+    auto groups = partition_graph(g);
+    CHECK(plan_memory(g, groups, every_group_writes_anywhere(groups)).concats_in_place == 0);
+  }
+  SECTION("the second input would start off the arena's 64-byte alignment (8x3x3 floats before it)") {
+    Graph g = two_convs_concatenated(1, false, false, 3);
     auto groups = partition_graph(g);
     CHECK(plan_memory(g, groups, every_group_writes_anywhere(groups)).concats_in_place == 0);
   }

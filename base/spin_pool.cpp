@@ -47,6 +47,7 @@ inline void wait_a_little(int &polls) {
 constexpr auto kSpinTime = std::chrono::microseconds(300);
 
 thread_local bool t_inside_task = false;
+thread_local bool t_serial = false;  // inside a SpinPoolSerialScope
 
 /// One loop at a time, split into one contiguous block of iterations per thread (the caller
 /// is thread 0): consecutive kernels split alike, so a thread mostly reads what it wrote in
@@ -78,7 +79,7 @@ class SpinPool {
   int par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure) {
     if (extent <= 0) return 0;
     std::unique_lock<std::mutex> submit(submit_mutex_, std::try_to_lock);
-    if (t_inside_task || !submit.owns_lock() || workers_.empty() || extent == 1) {
+    if (t_inside_task || t_serial || !submit.owns_lock() || workers_.empty() || extent == 1) {
       int error = 0;
       for (int i = 0; i < extent; ++i) {
         const int r = task(user_context, min + i, closure);
@@ -303,6 +304,9 @@ SpinPoolCallerPin::~SpinPoolCallerPin() {
 }
 
 int spin_pool_threads() { return pool().threads(); }
+
+SpinPoolSerialScope::SpinPoolSerialScope(bool serial) : previous_(t_serial) { t_serial = serial; }
+SpinPoolSerialScope::~SpinPoolSerialScope() { t_serial = previous_; }
 
 int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure) {
   return pool().par_for(user_context, task, min, extent, closure);

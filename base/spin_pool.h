@@ -27,6 +27,20 @@ int spin_pool_threads();
 /// holds the pool, runs serially on the calling thread.
 int spin_pool_par_for(void *user_context, HalideTask task, int min, int extent, uint8_t *closure);
 
+/// While alive, loops started by the calling thread run serially on it: for kernels too
+/// small to gain from a second thread (they lose more to the cross-core traffic of reading
+/// and writing data the other CPU's cache holds than they gain).
+class SpinPoolSerialScope {
+ public:
+  explicit SpinPoolSerialScope(bool serial = true);
+  ~SpinPoolSerialScope();
+  SpinPoolSerialScope(const SpinPoolSerialScope &) = delete;
+  SpinPoolSerialScope &operator=(const SpinPoolSerialScope &) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Whether the pool's threads are pinned, one per CPU of the process's affinity mask: worker
 /// i to the mask's (i+1)-th CPU, and a thread inside a SpinPoolCallerPin to its first. On by
 /// default. Left to the OS, the two threads of a 2-CPU process often shared one CPU for the

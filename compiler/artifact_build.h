@@ -41,6 +41,7 @@ struct ArtifactBuild {
   deploy::HostProgram host_program;    // host.json: the host steps' nodes
   StagingDirectory staging;
   PlanBuilder plan;
+  deploy::ExecutionPlan execution_plan;  // what plan.txt holds, once written
   deploy::ArtifactManifest manifest;
   ArtifactCompileSummary summary;
   std::map<std::string, std::pair<std::string, AotOutput>> compiled;  // kernel key -> symbol, object
@@ -76,6 +77,12 @@ void warn_untuned_tasks(ArtifactBuild &build);
 /// kernels.so: the kernel objects and one copy of Halide's runtime.
 Result<void> link_kernels(ArtifactBuild &build);
 Result<void> write_plan_and_weights(ArtifactBuild &build);
+/// (Re)writes plan.txt from build.execution_plan, and its manifest entry.
+Result<void> write_plan(ArtifactBuild &build);
 Result<void> write_manifest(ArtifactBuild &build);
+/// With ArtifactCompileOptions::choose_kernel_threads: runs the staged artifact to measure
+/// which kernel calls are faster on one thread, and marks them so in plan.txt
+/// (kernel_threads.cpp).
+Result<void> choose_kernel_threads(ArtifactBuild &build);
 
 }  // namespace tessel

@@ -80,6 +80,7 @@ Result<ArtifactCompileSummary> compile_artifact(const Graph &graph, const Artifa
   TESSEL_TRY_VOID(link_kernels(build));
   TESSEL_TRY_VOID(write_plan_and_weights(build));
   TESSEL_TRY_VOID(write_manifest(build));
+  TESSEL_TRY_VOID(choose_kernel_threads(build));  // kernel_threads.cpp
   TESSEL_TRY_VOID(build.staging.commit());
 
   ArtifactCompileSummary summary = std::move(build.summary);

@@ -54,6 +54,11 @@ struct ArtifactCompileOptions {
   std::string linker;
   /// Warnings and progress lines.
   std::function<void(const std::string &)> log;
+  /// CPU artifacts: run the finished artifact here, on random inputs, to choose which kernel
+  /// calls run on one thread (deploy/serial_kernel_choice.h); with `threads` threads (0:
+  /// HL_NUM_THREADS or all cores). Skipped, with a warning, when it cannot run here.
+  bool choose_kernel_threads = false;
+  int threads = 0;
 };
 
 struct ArtifactCompileSummary {
@@ -63,6 +68,8 @@ struct ArtifactCompileSummary {
   int tuned_tasks = 0;       // kernel steps running a tuned schedule
   int default_tasks = 0;     // kernel steps without a record
   int concats_in_place = 0;  // Concats with no step: their inputs were written into the output
+  int serial_kernel_steps = 0;  // kernel calls that run on one thread (choose_kernel_threads)
+  std::string kernel_threads;   // what choose_kernel_threads measured, one line; empty if not run
   std::vector<std::string> warnings;
   int64_t arena_bytes = 0;
   int64_t weights_bytes = 0;

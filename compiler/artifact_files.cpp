@@ -85,11 +85,17 @@ Result<void> link_kernels(ArtifactBuild &build) {
                              build.staging.file("objects/link.log"));
 }
 
-Result<void> write_plan_and_weights(ArtifactBuild &build) {
-  const std::string plan_text = deploy::to_text(build.plan.finish());
+Result<void> write_plan(ArtifactBuild &build) {
+  const std::string plan_text = deploy::to_text(build.execution_plan);
   if (auto ok = write_file(build.staging.file("plan.txt"), plan_text); !ok.ok()) return ok.error();
-  if (auto ok = write_file(build.staging.file("weights.bin"), build.plan.weights()); !ok.ok()) return ok.error();
   build.manifest.plan = file_entry("plan.txt", plan_text);
+  return {};
+}
+
+Result<void> write_plan_and_weights(ArtifactBuild &build) {
+  build.execution_plan = build.plan.finish();
+  TESSEL_TRY_VOID(write_plan(build));
+  if (auto ok = write_file(build.staging.file("weights.bin"), build.plan.weights()); !ok.ok()) return ok.error();
   build.manifest.weights = file_entry("weights.bin", build.plan.weights());
   if (!build.host_program.nodes.empty()) {
     build.host_program.opset = build.graph.opset;
@@ -111,8 +117,10 @@ Result<void> write_manifest(ArtifactBuild &build) {
   manifest.model_fnv1a64 = build.options.model_path.empty() ? "" : file_fnv(build.options.model_path);
   manifest.created_utc = utc_now();
   manifest.arena_bytes = build.plan.arena_bytes();
-  for (auto [list, out] : {std::make_pair(&g.inputs, &manifest.inputs), std::make_pair(&g.outputs, &manifest.outputs)})
+  for (auto [list, out] : {std::make_pair(&g.inputs, &manifest.inputs), std::make_pair(&g.outputs, &manifest.outputs)}) {
+    out->clear();  // written again after choose_kernel_threads
     for (int t : *list) out->push_back({g.tensors[t].name, g.tensors[t].type.dtype, g.tensors[t].type.shape});
+  }
   const std::string library = build.staging.file("kernels.so");
   manifest.kernels = {"kernels.so", static_cast<int64_t>(std::filesystem::file_size(library)), file_fnv(library)};
   return write_file(build.staging.file("manifest.json"), deploy::to_json(manifest));

@@ -89,7 +89,7 @@ class PlanParser {
       const std::vector<std::string> &t = tokens.value();
       const std::string &kind = t[0];
       int kind_section = kind == "tensor" ? 0 : kind == "input" ? 1 : kind == "output" ? 2 :
-                         (kind == "kernel" || kind == "copy" || kind == "host" || kind == "join") ? 3 : -1;
+                         (kind == "kernel" || kind == "serial-kernel" || kind == "copy" || kind == "host" || kind == "join") ? 3 : -1;
       if (kind_section < 0) return error(number, "unknown line kind '" + kind + "'");
       if (kind_section < section)
         return error(number, "'" + kind + "' line out of order (tensor lines come first, then input, output, then steps)");
@@ -97,7 +97,7 @@ class PlanParser {
       Result<void> r = kind == "tensor" ? tensor_line(number, t)
                        : kind == "input" ? io_line(number, t, Location::Input)
                        : kind == "output" ? io_line(number, t, Location::Output)
-                       : kind == "kernel" ? kernel_line(number, t)
+                       : kind == "kernel" || kind == "serial-kernel" ? kernel_line(number, t)
                        : kind == "host"   ? host_line(number, t)
                        : kind == "join"   ? join_line(number, t)
                                           : copy_line(number, t);
@@ -254,6 +254,7 @@ class PlanParser {
                                std::to_string(t.size() - 3) + " (truncated?)");
     KernelStep step;
     step.symbol = t[1];
+    step.serial = t[0] == "serial-kernel";
     for (size_t i = 3; i < t.size(); ++i) {
       Result<int> id = declared_id(number, t[i]);
       if (!id.ok()) return id.error();
@@ -589,7 +590,7 @@ std::string to_text(const ExecutionPlan &plan) {
   for (size_t i = 0; i < plan.outputs.size(); ++i) os << "output " << i << " " << plan.outputs[i] << "\n";
   for (const PlanStep &step : plan.steps) {
     if (const KernelStep *k = std::get_if<KernelStep>(&step)) {
-      os << "kernel " << k->symbol << " " << k->args.size();
+      os << (k->serial ? "serial-kernel " : "kernel ") << k->symbol << " " << k->args.size();
       for (int a : k->args) os << " " << a;
       os << "\n";
     } else if (const HostStep *h = std::get_if<HostStep>(&step)) {
@@ -629,7 +630,9 @@ bool run_time_shaped(const PlanTensor &t) {
     if (d < 0) return true;
   return false;
 }
-bool operator==(const KernelStep &a, const KernelStep &b) { return a.symbol == b.symbol && a.args == b.args; }
+bool operator==(const KernelStep &a, const KernelStep &b) {
+  return a.symbol == b.symbol && a.args == b.args && a.serial == b.serial;
+}
 bool operator==(const JoinStep &a, const JoinStep &b) { return a.whole == b.whole && a.parts == b.parts; }
 bool operator==(const CopyStep &a, const CopyStep &b) {
   return a.source == b.source && a.destination == b.destination;

@@ -30,6 +30,7 @@ struct PlanTensor {
 struct KernelStep {
   std::string symbol;     // calls <symbol>_argv
   std::vector<int> args;  // tensor ids: inputs, then outputs
+  bool serial = false;    // its parallel loops run on the calling thread only
 };
 
 struct CopyStep {

@@ -17,6 +17,7 @@ std::vector<KernelProfileRow> kernel_profile(const Module &module) {
     KernelProfileRow row;
     row.step = k.step;
     row.symbol = k.symbol;
+    row.serial = k.serial;
     if (!k.ms.empty()) {
       std::sort(k.ms.begin(), k.ms.end());
       row.median_ms = k.ms[k.ms.size() / 2];

@@ -19,6 +19,7 @@ struct KernelProfileRow {
   double median_ms = 0;
   std::optional<double> record_ms;
   int64_t flops = 0;
+  bool serial = false;  // runs on the calling thread only (plan.txt's serial-kernel)
 };
 
 /// A row per kernel call of a Module loaded with ModuleOptions::profile, in plan order.

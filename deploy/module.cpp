@@ -145,6 +145,7 @@ struct KernelCall {
   std::vector<void *> argv;                            // &buffers[i], what <symbol>_argv takes
   std::vector<Where> where;                            // per buffer
   std::vector<int> patched;                            // buffers whose host is an input or output
+  bool serial = false;                                 // its parallel loops run on the caller only
 };
 
 struct CopyCall {
@@ -554,6 +555,7 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       call.buffers[i].dim = call.dims[i].empty() ? nullptr : call.dims[i].data();
       call.argv.push_back(&call.buffers[i]);
     }
+    call.serial = k.serial;
     steps.push_back({StepRef::Kernel, kernels.size()});
     kernels.push_back(std::move(call));  // moving the vectors keeps their heap storage in place
   }
@@ -815,7 +817,10 @@ void Module::Impl::execute(const void *const *in, void *const *out) {
     KernelCall &k = kernels[s.index];
     for (int b : k.patched) k.buffers[b].host = resolve(k.where[b]);
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    call_kernel(k);
+    {
+      SpinPoolSerialScope serial(k.serial);
+      call_kernel(k);
+    }
     if (profile)
       kernel_ms[s.index].push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -913,7 +918,8 @@ std::vector<KernelTimes> Module::kernel_times() const {
   std::lock_guard<std::mutex> lock(m.mutex);
   std::vector<KernelTimes> out;
   if (!m.profile) return out;
-  for (size_t i = 0; i < m.kernels.size(); ++i) out.push_back({m.kernels[i].symbol, static_cast<int>(i), m.kernel_ms[i]});
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    out.push_back({m.kernels[i].symbol, static_cast<int>(i), m.kernel_ms[i], m.kernels[i].serial});
   return out;
 }
 
@@ -932,6 +938,15 @@ void Module::clear_kernel_times() {
   std::lock_guard<std::mutex> lock(m.mutex);
   for (std::vector<double> &times : m.kernel_ms) times.clear();
   for (std::vector<double> &times : m.host_ms) times.clear();
+}
+
+void Module::set_kernel_serial(int call, bool serial) {
+  Impl &m = checked(impl_);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (call < 0 || static_cast<size_t>(call) >= m.kernels.size())
+    throw ModuleError("set_kernel_serial: no kernel call " + std::to_string(call) + " (the plan has " +
+                      std::to_string(m.kernels.size()) + ")");
+  m.kernels[call].serial = serial;
 }
 
 void Module::use_kernel(int call, const std::string &symbol) {

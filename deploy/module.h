@@ -46,6 +46,7 @@ struct KernelTimes {
   std::string symbol;       // the kernel's entry (a kernel may be called by several steps)
   int step = 0;             // its position among the plan's kernel calls
   std::vector<double> ms;   // one per run, in run order
+  bool serial = false;      // runs its parallel loops on the calling thread only
 };
 
 /// Wall time of one host step (host.json's node) over the runs since load.
@@ -96,6 +97,9 @@ class Module {
   /// takes the same arguments: how a trial artifact compares a task's schedules inside the
   /// model (in_graph_selection.h). Throws ModuleError when kernels.so has no such entry.
   void use_kernel(int call, const std::string &symbol);
+  /// Makes kernel call `call` run its parallel loops on the calling thread only (or on the
+  /// pool again): how `tessel compile` measures which kernels a second thread slows down.
+  void set_kernel_serial(int call, bool serial);
 
   /// Runs with one tensor per input in order (dtype and shape must match exactly);
   /// returns newly allocated outputs.

@@ -239,3 +239,33 @@ TEST_CASE("spin pool: pinned threads run on distinct CPUs; the caller's affinity
   }
   spin_pool_set_pinning(true);
 }
+
+TEST_CASE("spin pool runs a loop on the calling thread alone inside a serial scope", "[deploy][spin_pool]") {
+  spin_pool_set_threads(2);
+  // Big enough that the worker takes part in a parallel loop (it has a block of its own).
+  const int extent = 4000;
+  {
+    SpinPoolSerialScope serial;
+    Counts c(extent);
+    CHECK(spin_pool_par_for(nullptr, count_task, 0, extent, reinterpret_cast<uint8_t *>(&c)) == 0);
+    check_each_once(c);
+    CHECK(c.threads == std::set<std::thread::id>{std::this_thread::get_id()});
+    {
+      SpinPoolSerialScope back_on_the_pool(false);
+      Counts p(extent);
+      CHECK(spin_pool_par_for(nullptr, count_task, 0, extent, reinterpret_cast<uint8_t *>(&p)) == 0);
+      check_each_once(p);
+    }
+    Counts again(extent);
+    CHECK(spin_pool_par_for(nullptr, count_task, 0, extent, reinterpret_cast<uint8_t *>(&again)) == 0);
+    CHECK(again.threads.size() == 1);  // the outer scope is restored
+  }
+  // Out of the scope, the worker takes part again (the pool gives it the second half).
+  bool worker_ran = false;
+  for (int attempt = 0; attempt < 20 && !worker_ran; ++attempt) {
+    Counts c(extent);
+    CHECK(spin_pool_par_for(nullptr, count_task, 0, extent, reinterpret_cast<uint8_t *>(&c)) == 0);
+    worker_ran = c.threads.size() == 2;
+  }
+  CHECK(worker_ran);
+}

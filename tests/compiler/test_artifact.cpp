@@ -329,6 +329,44 @@ TEST_CASE("artifact: a Concat done in place equals the executor; one that cannot
   }
 }
 
+TEST_CASE("artifact: kernel calls chosen to run on one thread by measurement give the same bytes", "[artifact]") {
+  auto graph = small_cnn();
+  ScratchDir dir("kernel_threads");
+  const fs::path artifact = dir.path / "threads.tsl";
+  ArtifactCompileOptions options;
+  options.choose_kernel_threads = true;
+  options.threads = 2;
+  auto summary = compile_artifact(*graph, options, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  INFO(summary->kernel_threads);
+  CHECK_THAT(summary->kernel_threads, Catch::Contains("kernel calls run on one thread (measured in the model"));
+  CHECK(summary->warnings.empty());
+  const std::string plan = read_text(artifact / "plan.txt");
+  size_t serial_lines = 0;
+  for (size_t at = plan.find("\nserial-kernel "); at != std::string::npos; at = plan.find("\nserial-kernel ", at + 1))
+    ++serial_lines;
+  CHECK(static_cast<int>(serial_lines) == summary->serial_kernel_steps);
+
+  ModuleOptions profiled;
+  profiled.profile = true;
+  profiled.threads = 2;
+  Module module = Module::load(artifact.string(), profiled);
+  const Tensor x = random_tensor(TensorType{DType::Float32, {1, 3, 8, 8}, true}, 5);
+  const std::vector<Tensor> chosen = module.run({x});
+  int marked = 0;
+  for (const KernelTimes &k : module.kernel_times()) marked += k.serial;
+  CHECK(marked == summary->serial_kernel_steps);
+  // Every call on one thread, then every call on the pool: the same bytes either way.
+  for (bool serial : {true, false}) {
+    for (int k = 0; k < module.kernel_count(); ++k) module.set_kernel_serial(k, serial);
+    const std::vector<Tensor> got = module.run({x});
+    REQUIRE(got.size() == chosen.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(max_abs_diff(got[i], chosen[i]) == 0);
+  }
+  CHECK_THROWS_AS(module.set_kernel_serial(module.kernel_count(), true), ModuleError);
+}
+
 TEST_CASE("artifact: a cuda artifact compiles without a GPU: PTX and Halide's CUDA runtime in kernels.so",
           "[artifact][cuda]") {
   auto graph = small_cnn();

@@ -321,10 +321,11 @@ TEST_CASE("plan: to_text then parse_plan gives the same plan", "[deploy]") {
   };
   plan.inputs = {7, 2};
   plan.outputs = {11, 12};
-  plan.steps = {KernelStep{"k0", {7, 2, 9, 4}}, CopyStep{6, 11}, CopyStep{9, 12}, KernelStep{"k_1", {3}},
+  plan.steps = {KernelStep{"k0", {7, 2, 9, 4}}, CopyStep{6, 11}, CopyStep{9, 12}, KernelStep{"k_1", {3}, true},
                 JoinStep{4, {5}}};
   const std::string text = to_text(plan);
   CHECK(text.rfind("tessel-plan 1\ntensor 7 input%20image float32 4 1 3 4 4 input 0\n", 0) == 0);
+  CHECK(text.find("\nserial-kernel k_1 1 3\n") != std::string::npos);
   auto back = parse_plan(text);
   INFO(text);
   REQUIRE(back.ok());

@@ -45,6 +45,11 @@ void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
   std::printf("kernel calls: %.3f ms of the %.3f ms median run (medians per call; the rest is copies and the run "
               "loop)\n",
               kernels_ms, run_ms);
+  int serial = 0;
+  for (const KernelProfileRow &r : rows) serial += r.serial;
+  if (serial > 0)
+    std::printf("%d of %zu kernel calls run on one thread (marked *: compile measured them faster so)\n", serial,
+                rows.size());
   std::printf("%-5s %-14s %-24s %10s %7s %9s %11s %9s\n", "step", "kernel", "ops", "median ms", "share", "GFLOP/s",
               "record ms", "x record");
   std::stable_sort(rows.begin(), rows.end(),
@@ -55,7 +60,8 @@ void print_kernel_profile(std::vector<KernelProfileRow> rows, double run_ms) {
       std::snprintf(record, sizeof(record), "%.4f", *r.record_ms);
       if (*r.record_ms > 0) std::snprintf(ratio, sizeof(ratio), "%.2fx", r.median_ms / *r.record_ms);
     }
-    std::printf("%-5d %-14s %-24s %10.4f %6.1f%% %9.1f %11s %9s\n", r.step, r.symbol.c_str(), r.ops.substr(0, 24).c_str(),
+    const std::string symbol = r.symbol + (r.serial ? "*" : "");
+    std::printf("%-5d %-14s %-24s %10.4f %6.1f%% %9.1f %11s %9s\n", r.step, symbol.c_str(), r.ops.substr(0, 24).c_str(),
                 r.median_ms, kernels_ms > 0 ? 100.0 * r.median_ms / kernels_ms : 0.0,
                 r.median_ms > 0 ? r.flops / (r.median_ms * 1e6) : 0.0, record, ratio);
   }

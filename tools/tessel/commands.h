@@ -117,7 +117,8 @@ struct CompileCommandOptions {
   std::string ptx_dir;  // --target cuda: write every task's PTX here instead of an artifact
   bool json = false;
   int select_in_graph = 0;  // > 0: try up to this many records per task inside the model
-  int threads = 0;          // threads of the in-graph selection runs; 0: HL_NUM_THREADS or all cores
+  int threads = 0;          // threads of the in-graph runs; 0: HL_NUM_THREADS or all cores
+  bool thread_choice = true;  // measure which kernel calls run on one thread
 };
 int compile_command(const CompileCommandOptions &options);
 

@@ -43,6 +43,7 @@ void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommand
     json["tuned_tasks"] = s.tuned_tasks;
     json["default_tasks"] = s.default_tasks;
     json["concats_in_place"] = s.concats_in_place;
+    json["serial_kernel_steps"] = s.serial_kernel_steps;
     json["arena_bytes"] = s.arena_bytes;
     json["weights_bytes"] = s.weights_bytes;
     json["seconds"] = s.seconds;
@@ -54,6 +55,7 @@ void print_compile_summary(const ArtifactCompileSummary &s, const CompileCommand
   if (s.concats_in_place > 0)
     std::printf("%d Concats need no call: their inputs are computed into their slices of the output\n",
                 s.concats_in_place);
+  if (!s.kernel_threads.empty()) std::printf("%s\n", s.kernel_threads.c_str());
   if (s.host_steps > 0)
     std::printf("%d nodes run on the host per run (shapes known only at run time, or host ops such as TopK)\n",
                 s.host_steps);
@@ -112,6 +114,8 @@ int compile_command(const CompileCommandOptions &options) {
                  chosen->latency_before_ms, chosen->latency_after_ms);
     compile.schedules = chosen->schedules;
   }
+  compile.choose_kernel_threads = options.thread_choice;
+  compile.threads = options.threads;
   auto summary = compile_artifact(graph.value(), compile, options.output_path);
   if (!summary.ok()) return fail(summary.error().message);
   print_compile_summary(summary.value(), options, records);

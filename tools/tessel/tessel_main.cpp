@@ -165,7 +165,12 @@ int run_tessel(int argc, char **argv) {
                           "run up to K tuned records per task inside the model on this machine and deploy, per task, "
                           "the one its calls run fastest with there (0: the fastest alone)")
       ->check(CLI::Range(0, 32));
-  compile_cmd->add_option("--threads", compile.threads, "threads for --select-in-graph runs (default: HL_NUM_THREADS or all cores)");
+  compile_cmd->add_option("--threads", compile.threads,
+                          "threads the artifact is measured with here: which kernels run on one thread, "
+                          "--select-in-graph (default: HL_NUM_THREADS or all cores)");
+  compile_cmd->add_flag("!--no-thread-choice", compile.thread_choice,
+                        "run every kernel on the thread pool, without measuring (in the model, on random inputs) "
+                        "which are faster on one thread");
   compile_cmd->add_option("--ptx", compile.ptx_dir,
                           "with --target cuda: write each task's PTX into this directory (assembled by ptxas when found)");
   add_optimize_flags(compile_cmd, compile.optimize);

@@ -1,0 +1,35 @@
+#pragma once
+// Which kernel calls of a model run faster on one thread than on the pool, measured inside
+// the model. A small kernel gains little from a second thread and pays for it: the loop's
+// hand-off, and the cache lines of its inputs and outputs that sit in the other CPU's cache
+// since the previous kernel (on a VM whose vCPUs are far apart, that dominates). MobileNet-V3
+// small at 96x96 ran 0.43 ms with every kernel on 2 threads, 0.33 with the small ones on one.
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "deploy/module.h"
+
+namespace tessel {
+
+struct SerialKernelChoice {
+  std::vector<bool> serial;  // per kernel call, plan order
+  double parallel_ms = 0;    // median run with every kernel on the pool
+  double serial_ms = 0;      // median run with every kernel on one thread
+  double chosen_ms = 0;      // median run as chosen
+  int runs = 0;              // runs measured in all
+};
+
+/// Measures `module` (loaded with ModuleOptions::profile, more than one thread) on `inputs`:
+/// every kernel on the pool against every kernel on one thread, rounds interleaved; a call
+/// runs serially where its median time was lower so. Then the whole run, interleaved again:
+/// all parallel, that mix, all serial; the fastest median wins (all parallel on a tie).
+/// Each round lasts about `round_ms`. Leaves the module's kernels as chosen. Throws
+/// ModuleError when a run fails.
+SerialKernelChoice choose_serial_kernels(Module &module, const std::vector<Tensor> &inputs, double round_ms = 40);
+
+/// One line: the flags as '0'/'1' and the three medians (how a child process reports it).
+std::string to_text(const SerialKernelChoice &choice);
+Result<SerialKernelChoice> parse_serial_kernel_choice(const std::string &text);
+
+}  // namespace tessel

@@ -1,5 +1,7 @@
 #include "deploy/host_program.h"
 
+#include <limits>
+
 #include <cstring>
 
 #include "base/json.h"
@@ -138,9 +140,38 @@ DType dtype_of(const Json &j) {
   return *d;
 }
 
+/// A JSON integer, exactly: a float (1e89, 2.5) is refused rather than converted, which for
+/// values out of range is undefined behaviour.
+int64_t int64_of(const Json &v) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) throw TesselException("integer out of range");
+    return static_cast<int64_t>(u);
+  }
+  if (v.is_number_integer()) return v.get<int64_t>();
+  throw TesselException("expected an integer, found " + std::string(v.type_name()));
+}
+
+int64_t int64_in(const Json &v, int64_t lo, int64_t hi) {
+  const int64_t x = int64_of(v);
+  if (x < lo || x > hi) throw TesselException("integer " + std::to_string(x) + " out of range");
+  return x;
+}
+
+std::vector<int64_t> int64s_of(const Json &v) {
+  if (!v.is_array()) throw TesselException("expected a list of integers");
+  std::vector<int64_t> out;
+  for (const Json &x : v) out.push_back(int64_of(x));
+  return out;
+}
+
+uint32_t bits_of(const Json &v) {
+  return static_cast<uint32_t>(int64_in(v, 0, std::numeric_limits<uint32_t>::max()));
+}
+
 Tensor tensor_of(const Json &j) {
   const DType dtype = dtype_of(j.at("dtype"));
-  const Shape shape = j.at("shape").get<Shape>();
+  const Shape shape = int64s_of(j.at("shape"));
   if (!artifact_tensor_bytes(dtype, shape)) throw TesselException("tensor of a bad shape");
   const std::string bytes = bytes_of_hex(j.at("hex").get<std::string>());
   Tensor t(dtype, shape);
@@ -156,15 +187,15 @@ AttributeValue attribute_of(const Json &j, int depth) {
   if (!j.is_object() || j.size() != 1) throw TesselException("an attribute is an object with one typed member");
   const std::string kind = j.begin().key();
   const Json &v = j.begin().value();
-  if (kind == "int") return v.get<int64_t>();
-  if (kind == "float_bits") return float_from_bits(v.get<uint32_t>());
+  if (kind == "int") return int64_of(v);
+  if (kind == "float_bits") return float_from_bits(bits_of(v));
   if (kind == "string") return bytes_of_hex(v.get<std::string>());
   if (kind == "tensor") return tensor_of(v);
   if (kind == "graph") return graph_of(v, depth + 1);
-  if (kind == "ints") return v.get<std::vector<int64_t>>();
+  if (kind == "ints") return int64s_of(v);
   if (kind == "floats_bits") {
     std::vector<float> out;
-    for (const Json &b : v) out.push_back(float_from_bits(b.get<uint32_t>()));
+    for (const Json &b : v) out.push_back(float_from_bits(bits_of(b)));
     return out;
   }
   if (kind == "strings") {
@@ -199,19 +230,21 @@ std::shared_ptr<const Graph> graph_of(const Json &j, int depth) {
   if (depth > 32) throw TesselException("bodies nested more than 32 deep");
   auto g = std::make_shared<Graph>();
   g->name = j.at("name").get<std::string>();
-  g->opset = j.at("opset").get<int64_t>();
+  g->opset = int64_in(j.at("opset"), 0, 1000);
   for (const Json &tj : j.at("tensors")) {
     TensorInfo info;
     info.name = tj.at("name").get<std::string>();
     info.type.dtype = dtype_of(tj.at("dtype"));
     info.type.rank_known = tj.at("rank_known").get<bool>();
-    info.type.shape = tj.at("shape").get<Shape>();
+    info.type.shape = int64s_of(tj.at("shape"));
     if (json_find(tj, "constant")) info.constant = tensor_of(tj.at("constant"));
     g->add_tensor(std::move(info));
   }
   const int count = static_cast<int>(g->tensors.size());
   auto ids = [&](const Json &list, bool allow_omitted) {
-    std::vector<int> out = list.get<std::vector<int>>();
+    if (!list.is_array()) throw TesselException("expected a list of tensor ids");
+    std::vector<int> out;
+    for (const Json &id : list) out.push_back(static_cast<int>(int64_in(id, kNoTensor, count)));
     for (int t : out)
       if ((t < 0 && !(allow_omitted && t == kNoTensor)) || t >= count)
         throw TesselException("tensor id " + std::to_string(t) + " is outside the body's " + std::to_string(count));
@@ -253,7 +286,7 @@ Result<HostProgram> parse_host_program(const std::string &text) {
     if (!j.is_object() || j.value("format", "") != "tessel-host-program")
       return make_error(ErrorKind::InvalidInput, "host.json: not a tessel host program");
     HostProgram program;
-    program.opset = j.at("opset").get<int64_t>();
+    program.opset = int64_in(j.at("opset"), 0, 1000);
     for (const Json &nj : j.at("nodes")) {
       HostNode h;
       h.node = node_of(nj, 0);

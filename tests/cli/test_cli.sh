@@ -146,11 +146,15 @@ expect 1 "nonexistent.onnx" -- "$tessel" report --db "$tmp/tune.db" --model "$tm
 expect 1 "no/such/dir/r.html: cannot write" -- "$tessel" report --db "$tmp/tune.db" -o "$tmp/no/such/dir/r.html"
 [ ! -e "$tmp/r.html" ] || { echo "FAILED: a failed report left $tmp/r.html"; failures=$((failures + 1)); }
 
-# tune -> compile -> run: the artifact from the database and from its exported log.
-expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl"
-expect 0 "with tuned records" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_log.tsl"
+# tune -> compile -> run: the artifact from the database and from its exported log (the same
+# bytes, unless a measurement chose other kernel calls to run on one thread: not measured here).
+expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl" --no-thread-choice
+expect 0 "with tuned records" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_log.tsl" --no-thread-choice
 cmp -s "$tmp/tiny.tsl/plan.txt" "$tmp/tiny_log.tsl/plan.txt" && cmp -s "$tmp/tiny.tsl/kernels.so" "$tmp/tiny_log.tsl/kernels.so" ||
   { echo "FAILED: compile --log differs from compile --db"; failures=$((failures + 1)); }
+expect 0 "of [0-9]+ kernel calls run on one thread \(measured in the model, [0-9]+ runs: median" -- \
+  "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny_threads.tsl" --threads 2
+expect 0 "median latency" -- "$tessel" run "$tmp/tiny_threads.tsl" --repeat 3 --threads 2
 expect 0 "tuned" -- "$tessel" inspect "$tmp/tiny.tsl"
 # --select-in-graph: a trial artifact run on this machine, then the chosen records; no trial left.
 expect 0 "in-graph selection: kernel time per run" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_sel.tsl" --select-in-graph 3 --threads 2

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "compiler/artifact_compiler.h"
 #include "graph/fusion/fuse.h"
 #include "graph/fusion/workload_graph.h"
 #include "schedule/schedule_ir.h"
@@ -286,7 +287,8 @@ Result<ReportData> collect_report_data(const TuningDatabase &db, const ReportDat
   std::vector<TaskSource> sources;
   if (options.model) {
     const Graph &graph = *options.model;
-    for (const Workload &t : distinct_workloads(graph, partition_graph(graph))) {
+    // The tasks the tuner tunes: not the Concats an artifact does in place.
+    for (const Workload &t : distinct_workloads(graph, groups_with_steps(graph, partition_graph(graph)))) {
       ReportTask task;
       task.index = static_cast<int>(data.tasks.size());
       task.workload_key = t.workload_key;

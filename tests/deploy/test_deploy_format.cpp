@@ -498,6 +498,24 @@ TEST_CASE("plan: each check fails naming the line", "[deploy]") {
          9, "not float32");
 }
 
+namespace {
+
+/// check_data_flow of a plan's text (which must parse), kernels writing `outputs` each.
+Result<void> data_flow(const std::string &plan_text, const std::vector<int> &outputs) {
+  auto plan = parse_plan(plan_text);
+  REQUIRE(plan.ok());
+  return check_data_flow(plan.value(), outputs);
+}
+
+void check_refused_flow(const std::string &plan_text, const std::vector<int> &outputs, const std::string &what) {
+  auto r = data_flow(plan_text, outputs);
+  INFO(plan_text);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains(what));
+}
+
+}  // namespace
+
 TEST_CASE("plan: data flow: what a step reads was written, what the model returns too", "[deploy]") {
   // x (input) -> a (arena 0) -> b (arena 16) -> y (output); c has a's bytes (an alias, as
   // the compiler gives a Flatten), d overlaps them.
@@ -511,16 +529,9 @@ TEST_CASE("plan: data flow: what a step reads was written, what the model return
       "tensor 5 av float32 2 2 2 view 2\n"
       "tensor 6 d float32 1 4 arena 8\n"
       "input 0 0\noutput 0 1\n";
-  auto flow = [&](const std::string &steps, std::vector<int> outputs) {
-    auto plan = parse_plan(head + steps);
-    REQUIRE(plan.ok());
-    return check_data_flow(plan.value(), outputs);
-  };
+  auto flow = [&](const std::string &steps, std::vector<int> outputs) { return data_flow(head + steps, outputs); };
   auto refused = [&](const std::string &steps, std::vector<int> outputs, const std::string &what) {
-    auto r = flow(steps, std::move(outputs));
-    INFO(steps);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains(what));
+    check_refused_flow(head + steps, outputs, what);
   };
   CHECK(flow("kernel f 2 0 2\nkernel g 2 5 3\nkernel h 2 3 1\n", {1, 1, 1}).ok());  // a read through its view
   refused("kernel g 2 2 3\nkernel h 2 3 1\n", {1, 1}, "step 1 (kernel g) reads tensor 2 (a), which no earlier step wrote");
@@ -544,16 +555,9 @@ TEST_CASE("plan: data flow: a join holds its value once its parts were written w
       "tensor 4 w float32 1 4 arena 0\n"
       "tensor 5 r float32 1 2 arena 16\n"
       "input 0 0\noutput 0 1\n";
-  auto flow = [&](const std::string &steps, std::vector<int> outputs) {
-    auto plan = parse_plan(head + steps);
-    REQUIRE(plan.ok());
-    return check_data_flow(plan.value(), outputs);
-  };
+  auto flow = [&](const std::string &steps, std::vector<int> outputs) { return data_flow(head + steps, outputs); };
   auto refused = [&](const std::string &steps, std::vector<int> outputs, const std::string &what) {
-    auto r = flow(steps, std::move(outputs));
-    INFO(steps);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains(what));
+    check_refused_flow(head + steps, outputs, what);
   };
   // The parts stay readable after the join (another node may read them too).
   CHECK(flow("kernel f 2 0 2\nkernel f 2 0 3\njoin 4 2 2 3\nkernel g 2 4 1\nkernel h 2 2 5\n", {1, 1, 1, 1}).ok());

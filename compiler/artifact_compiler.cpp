@@ -10,18 +10,13 @@ namespace tessel {
 
 namespace {
 
-/// By group: whether it runs as a kernel, which writes its outputs wherever the plan puts them.
-std::vector<bool> kernel_groups(const Graph &graph, const std::vector<FusedGroup> &groups,
-                                const std::vector<bool> &host_group) {
-  std::vector<bool> kernel(groups.size(), false);
-  for (size_t i = 0; i < groups.size(); ++i)
-    kernel[i] = !host_group[i] && !(groups[i].nodes.size() == 1 && runs_on_host(graph.nodes[groups[i].nodes[0]].op_type));
-  return kernel;
-}
-
+/// Kernels write their outputs wherever the plan puts them; host steps do not (plan_memory
+/// itself leaves out views and host ops).
 MemoryPlan memory_plan_for(const Graph &graph, const std::vector<FusedGroup> &groups,
                            const std::vector<bool> &host_group) {
-  return plan_memory(graph, groups, MemoryPlanOptions{kernel_groups(graph, groups, host_group)});
+  std::vector<bool> writes_anywhere(host_group.size());
+  for (size_t i = 0; i < host_group.size(); ++i) writes_anywhere[i] = !host_group[i];
+  return plan_memory(graph, groups, MemoryPlanOptions{std::move(writes_anywhere)});
 }
 
 }  // namespace

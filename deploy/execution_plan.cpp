@@ -337,7 +337,8 @@ class PlanParser {
       if (run_time_shaped(part) || part.location == Location::Dynamic || part.dtype != tensor(step.whole).dtype)
         return error(number, "join of " + describe(id.value()) + ", which is not " + dtype_name(tensor(step.whole).dtype) +
                                  " bytes of a fixed size");
-      elements += numel(part);
+      if (__builtin_add_overflow(elements, numel(part), &elements))
+        return error(number, "the parts of the join into " + describe(step.whole) + " overflow int64");
       step.parts.push_back(id.value());
     }
     if (run_time_shaped(tensor(step.whole)) || elements != numel(tensor(step.whole)))

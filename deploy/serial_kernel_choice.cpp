@@ -90,7 +90,6 @@ SerialKernelChoice choose_serial_kernels(Module &module, const std::vector<Tenso
       wall[c].insert(wall[c].end(), w.begin(), w.end());
     }
   choice.parallel_ms = median(wall[0]);
-  choice.chosen_ms = median(wall[1]);
   choice.serial_ms = median(wall[2]);
   size_t best = 0;
   for (size_t c = 1; c < candidates.size(); ++c)

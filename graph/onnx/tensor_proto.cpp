@@ -75,9 +75,12 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     if (d < 0) return make_error(ErrorKind::InvalidInput, label + " has a negative dimension");
-  Tensor tensor(dtype, shape);
-  const int64_t n = tensor.numel();
-  const size_t bytes = tensor.bytes();
+  // The declared size is checked against the data the file holds before any allocation: a
+  // few bytes of dims must not allocate gigabytes only to be rejected (a fuzzer find).
+  Result<int64_t> checked_bytes = checked_tensor_bytes(dtype, shape);
+  if (!checked_bytes.ok()) return make_error(ErrorKind::InvalidInput, label + ": " + checked_bytes.error().message);
+  const int64_t n = shape_numel(shape);
+  const size_t bytes = static_cast<size_t>(checked_bytes.value());
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     auto data = read_external_data(proto, base_dir, bytes);
@@ -85,6 +88,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
     if (data->size() != bytes)
       return make_error(ErrorKind::InvalidInput, label + ": external data holds " + std::to_string(data->size()) +
                                                  " bytes, expected " + std::to_string(bytes));
+    Tensor tensor(dtype, shape);
     copy_bytes(tensor.data(), data->data(), bytes);
     return tensor;
   }
@@ -92,7 +96,8 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
     if (proto.raw_data().size() != bytes)
       return make_error(ErrorKind::InvalidInput, label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
                                                  " bytes, expected " + std::to_string(bytes) + " for " +
-                                                 tensor.type().to_string());
+                                                 TensorType{dtype, shape}.to_string());
+    Tensor tensor(dtype, shape);
     copy_bytes(tensor.data(), proto.raw_data().data(), bytes);
     return tensor;
   }
@@ -100,22 +105,29 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
     return make_error(ErrorKind::InvalidInput, label + " has " + std::to_string(got) + " values, expected " +
                                                std::to_string(n) + " for shape " + shape_to_string(shape));
   };
+  int64_t values = 0;
+  switch (dtype) {
+    case DType::Float32: values = proto.float_data_size(); break;
+    case DType::Float64: values = proto.double_data_size(); break;
+    case DType::Int64: values = proto.int64_data_size(); break;
+    case DType::UInt32:
+    case DType::UInt64: values = proto.uint64_data_size(); break;
+    default: values = proto.int32_data_size(); break;  // float16/bfloat16 bit patterns, small ints, bool
+  }
+  if (values != n) return count_error(values);
+  Tensor tensor(dtype, shape);
   switch (dtype) {
     case DType::Float32:
-      if (proto.float_data_size() != n) return count_error(proto.float_data_size());
       copy_bytes(tensor.data(), proto.float_data().data(), bytes);
       break;
     case DType::Float64:
-      if (proto.double_data_size() != n) return count_error(proto.double_data_size());
       copy_bytes(tensor.data(), proto.double_data().data(), bytes);
       break;
     case DType::Int64:
-      if (proto.int64_data_size() != n) return count_error(proto.int64_data_size());
       copy_bytes(tensor.data(), proto.int64_data().data(), bytes);
       break;
     case DType::UInt32:
     case DType::UInt64:
-      if (proto.uint64_data_size() != n) return count_error(proto.uint64_data_size());
       for (int64_t i = 0; i < n; ++i) {
         if (dtype == DType::UInt32) tensor.data_as<uint32_t>()[i] = static_cast<uint32_t>(proto.uint64_data(i));
         else tensor.data_as<uint64_t>()[i] = proto.uint64_data(i);
@@ -124,12 +136,10 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto &proto, const std::stri
     case DType::Float16:
     case DType::BFloat16:
       // Stored as the raw 16-bit patterns in int32_data.
-      if (proto.int32_data_size() != n) return count_error(proto.int32_data_size());
       for (int64_t i = 0; i < n; ++i)
         tensor.data_as<uint16_t>()[i] = static_cast<uint16_t>(proto.int32_data(i));
       break;
     default:  // int8/16/32, uint8/16, bool live in int32_data
-      if (proto.int32_data_size() != n) return count_error(proto.int32_data_size());
       for (int64_t i = 0; i < n; ++i) tensor.set_element_from_double(i, proto.int32_data(i));
       break;
   }

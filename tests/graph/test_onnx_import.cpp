@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -100,6 +104,39 @@ TEST_CASE("a model the ONNX checker rejects gives the checker's reason", "[impor
   auto g = import_onnx_bytes(model.SerializeAsString(), ".");
   REQUIRE_FALSE(g.ok());
   CHECK_THAT(g.error().message, Catch::Contains("checker"));
+}
+
+TEST_CASE("a tensor declaring gigabytes but holding one value is rejected before allocating", "[import][error]") {
+  // A fuzzer find: a Constant whose value declares 3221225485 floats (12.9 GB) and holds
+  // one. The child's address space is capped at 1 GiB above what it maps already, so an
+  // allocation of the declared size before the count check fails instead of erroring.
+  onnx::ModelProto model;
+  model.ParseFromString(chain_model({{"Relu", "r"}}));
+  auto *constant = model.mutable_graph()->add_node();
+  constant->set_op_type("Constant");
+  constant->set_name("huge");
+  constant->add_output("c");
+  auto *attr = constant->add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto::TENSOR);
+  attr->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  attr->mutable_t()->add_dims(3221225485);
+  attr->mutable_t()->add_float_data(1.0f);
+  const std::string bytes = model.SerializeAsString();
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    long mapped_pages = 0;
+    std::ifstream("/proc/self/statm") >> mapped_pages;
+    const rlim_t cap = static_cast<rlim_t>(mapped_pages) * ::sysconf(_SC_PAGESIZE) + (rlim_t{1} << 30);
+    const rlimit limit{cap, cap};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(2);
+    auto g = import_onnx_bytes(bytes, ".", /*run_checker=*/false);
+    ::_exit(!g.ok() && g.error().message.find("has 1 values, expected 3221225485") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
 TEST_CASE("every unsupported op is listed with its nodes at once", "[import][error]") {

@@ -434,6 +434,23 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
     if (useful < 2.0 * static_cast<double>(tile_x)) wide_tile = 0;
   }
   const bool wide = wide_tile > 0;
+  // A whole row too short for enough independent accumulators takes the fewest further rows
+  // into the tile that give them (8: two FMA pipes of four cycles), within the register
+  // budget. A late layer's 3x3 map (512 channels, 9.4 MB of weight) had 3 positions x 2
+  // blocks: six accumulators, each weight vector loaded once per row; with 9 positions its
+  // conv ran 0.21 -> 0.14 ms (2 threads, weights cold). A 6x6 map's 12 accumulators ran
+  // slower with 24 (0.14 -> 0.21 ms).
+  constexpr int64_t kLatencyHidingAccumulators = 8;
+  int64_t tile_y = 1;
+  const int64_t per_position = tile_b * registers_per_block;
+  if (!wide && spatial == 2 && tile_x == width && tile_x * per_position < kLatencyHidingAccumulators) {
+    const int64_t most_positions = accumulator_registers() / per_position;
+    for (int64_t d = 2; d <= p.out_shape[2]; ++d) {
+      if (p.out_shape[2] % d != 0 || tile_x * d > most_positions) continue;
+      tile_y = d;
+      if (tile_x * d * per_position >= kLatencyHidingAccumulators) break;
+    }
+  }
 
   // Taps innermost, the row's first (Halide order), then the input channels.
   Halide::Region extents;
@@ -492,8 +509,17 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
     acc.compute_at(tiled, xt);
   } else {
     tiled.split(pos[0], xo, xi, static_cast<int>(tile_x));
-    std::vector<Halide::VarOrRVar> order = {lane, xi, bi, xo};
-    for (size_t h = 1; h < spatial; ++h) order.push_back(pos[h]);
+    std::vector<Halide::VarOrRVar> order = {lane, xi};
+    std::vector<Var> outside = pos;  // the position loops outside the tile
+    Var yo("yo"), yi("yi");
+    if (tile_y > 1) {
+      tiled.split(pos[1], yo, yi, static_cast<int>(tile_y));
+      order.push_back(yi);
+      outside[1] = yo;
+    }
+    order.push_back(bi);
+    order.push_back(xo);
+    for (size_t h = 1; h < spatial; ++h) order.push_back(outside[h]);
     order.push_back(bo);
     order.push_back(n);
     tiled.reorder(order);
@@ -502,8 +528,8 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
     // memory once, measured the same on ResNet-18/50, VGG-11 and mc3_18: not done.)
     if (spatial >= 2) {
       fused = outer;
-      tiled.fuse(pos[spatial - 1], bo, outer);
-      for (size_t h = spatial - 1; h-- > 1;) tiled.fuse(pos[h], outer, outer);
+      tiled.fuse(outside[spatial - 1], bo, outer);
+      for (size_t h = spatial - 1; h-- > 1;) tiled.fuse(outside[h], outer, outer);
     }
     acc.compute_at(tiled, xo);
   }
@@ -512,11 +538,14 @@ TensorFunc blocked_direct_conv(const ComputeContext &ctx, const ConvProblem &p, 
   tiled.fuse(fused, n, fused).vectorize(lane);
   if (blocks * rows * p.out_shape[0] > 1) tiled.parallel(fused);
   acc.vectorize(lane);
-  std::vector<Halide::VarOrRVar> update_order = {lane, pos[0], b};
+  std::vector<Halide::VarOrRVar> update_order = {lane, pos[0]};
+  if (tile_y > 1) update_order.push_back(pos[1]);
+  update_order.push_back(b);
   for (size_t h = 0; h <= spatial; ++h) update_order.push_back(r[static_cast<int>(h)]);
-  for (size_t h = 1; h < pos.size(); ++h) update_order.push_back(pos[h]);
+  for (size_t h = tile_y > 1 ? 2 : 1; h < pos.size(); ++h) update_order.push_back(pos[h]);
   update_order.push_back(n);
   acc.update().reorder(update_order).vectorize(lane).unroll(pos[0]).unroll(b);
+  if (tile_y > 1) acc.update().unroll(pos[1]);
   const int row = static_cast<int>(pitch);
   return define_tensor(func_name(ctx.node.name, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
     std::vector<Expr> at = {i[1] % bl};

@@ -79,6 +79,29 @@ TEST_CASE("block_conv_weights: strided and 5x5 convolutions compute what they di
   check_same_on_random_x(stem.g, stem_out, rng);
 }
 
+TEST_CASE("block_conv_weights: convs on maps whose whole rows share the register tile compute what they did",
+          "[passes][block_conv]") {
+  // Rows of 3 or 2 positions: the built-in kernel takes several rows into its register tile
+  // (a late ResNet layer's 3x3 map), with an even and an odd number of 16-channel blocks,
+  // a row count the tile divides and one it must not (5 rows of 2), and a strided conv.
+  std::mt19937 rng(25);
+  struct Case {
+    int64_t c, m, h, w, stride;
+  };
+  for (const Case &k : std::vector<Case>{{32, 64, 3, 3, 1}, {16, 48, 6, 3, 1}, {16, 32, 5, 2, 1}, {32, 64, 6, 6, 2}}) {
+    Builder b;
+    b.input("x", Shape{1, k.c, k.h, k.w})
+        .constant("w", random_uniform({k.m, k.c, 3, 3}, rng))
+        .constant("bias", random_uniform({k.m}, rng))
+        .node("Conv", {"x", "w", "bias"}, "y",
+              make_attributes({{"pads", std::vector<int64_t>(4, 1)}, {"strides", std::vector<int64_t>{k.stride, k.stride}}}))
+        .output("y");
+    const Graph out = blocked_graph(b.g);
+    CHECK(conv_weight_block(first_node(out, "Conv")) == 16);
+    check_same_on_random_x(b.g, out, rng);
+  }
+}
+
 TEST_CASE("block_conv_weights leaves convolutions it cannot block as they are", "[passes][block_conv]") {
   std::mt19937 rng(23);
   // 1x1 (a matrix product, flatten_pointwise_conv's), grouped, 24 output channels, and a

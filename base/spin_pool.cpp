@@ -37,9 +37,9 @@ constexpr int kPollsPerYield = 64;
 /// CPU: a yield only lets other processes in now and then. A yield is a system call, 1.3 us
 /// on a paravirtualized host (against 20 ns for a pause), during which the thread does not
 /// see the loop it waits for start or end: yielding every 64 polls there, about half of every
-/// wait was spent in the kernel (measured, artifacts of the zoo's 500- and 2000-trial
-/// databases, 4 alternating processes each: MobileNet-V2 0.819 -> 0.790 ms, SqueezeNet 0.778
-/// -> 0.762, ResNet-18 level, with no yields at all).
+/// wait was spent in the kernel. Measured with tuned artifacts of the zoo, 4 alternating
+/// processes each, 2 threads: MobileNet-V2 0.831 -> 0.796 ms, MobileNet-V3-small 0.360 ->
+/// 0.343, SqueezeNet 0.753 -> 0.743, ResNet-18 and the transformer encoder level.
 constexpr int kPinnedPollsPerYield = 4096;
 
 /// One poll of a wait loop: a pause, and every `polls_per_yield`-th time a yield.

@@ -22,6 +22,11 @@ class TaskScheduler {
 
   /// The task to tune next, or -1 when `budget_left` < 1 or every task is retired.
   int next_task(int budget_left) const;
+  /// How many candidates the task's next round measures, at most `batch`: a warm-up round of
+  /// a task holding under kLightShare of the model's latency measures a quarter of it (at
+  /// least 2), so that a short budget is not spent evenly on tasks of a few microseconds.
+  int round_size(int task, int batch) const;
+  static constexpr double kLightShare = 0.02;
   /// Takes a task out of the rotation (nothing left to measure); the others share the budget.
   void retire(int task) { tasks_.at(task).retired = true; }
   /// Records a finished round of `task`: `measured` trials, best latency now.

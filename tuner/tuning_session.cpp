@@ -195,7 +195,7 @@ Result<bool> TuningSession::run_round() {
   TaskState &state = states_[t];
   RoundClock clock;
   clock.search = std::chrono::steady_clock::now();
-  TESSEL_TRY(std::vector<Candidate> candidates, propose(state, std::min(options_.batch, budget_)));
+  TESSEL_TRY(std::vector<Candidate> candidates, propose(state, std::min(scheduler_->round_size(t, options_.batch), budget_)));
   if (candidates.empty()) {
     scheduler_->retire(t);
     return true;

@@ -54,3 +54,24 @@ TEST_CASE("the warm-up goes to the heaviest tasks first: weight x latency before
   }
   CHECK(order == std::vector<int>{2, 1, 0, 3});
 }
+
+TEST_CASE("a light task's warm-up round is a quarter batch; heavy and later rounds are whole", "[tuner][scheduler]") {
+  std::vector<TaskProgress> tasks(3);
+  tasks[0].baseline_seconds = 150e-6;  // a conv
+  tasks[1].baseline_seconds = 1e-6;    // a Slice: under 2% of the model
+  tasks[2].baseline_seconds = 1e-6;
+  tasks[2].weight = 2;                 // 2 us of the model's 153
+  TaskScheduler s(tasks);
+  CHECK(s.round_size(0, 8) == 8);
+  CHECK(s.round_size(1, 8) == 2);
+  CHECK(s.round_size(2, 8) == 2);
+  CHECK(s.round_size(1, 2) == 2);
+  s.record_round(1, 2, 1e-6);
+  CHECK(s.round_size(1, 8) == 8);  // warmed up: the gain decides from here on, whole rounds
+  // A task whose latency is unknown leaves nothing to compare against: whole rounds.
+  std::vector<TaskProgress> unknown(2);
+  unknown[0].baseline_seconds = 1e-3;
+  TaskScheduler u(unknown);
+  CHECK(u.round_size(0, 8) == 8);
+  CHECK(u.round_size(1, 8) == 8);
+}

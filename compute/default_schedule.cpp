@@ -6,7 +6,7 @@ namespace tessel {
 
 void apply_default_schedule(TensorFunc &output) {
   const int rank = output.rank();
-  if (rank == 0) return;
+  if (rank == 0 || output.scheduled) return;
   Halide::Func &f = output.func;
   std::vector<Halide::Var> vars = f.args();  // Halide order: innermost first
   const int vector_width = output.dtype == DType::Float64 || output.dtype == DType::Int64 ? 8 : 16;

@@ -20,6 +20,9 @@ struct TensorFunc {
   Halide::Func func;
   DType dtype = DType::Undefined;
   Shape shape;
+  /// The rule scheduled `func` itself (a product's tiles written straight into the output):
+  /// the default schedule of outputs leaves it alone.
+  bool scheduled = false;
 
   int rank() const { return static_cast<int>(shape.size()); }
   bool defined() const { return func.defined(); }

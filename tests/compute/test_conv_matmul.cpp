@@ -240,6 +240,11 @@ TEST_CASE("MatMul matches numpy over many shapes, batches and broadcasting", "[m
       {{7}, {2, 7, 19}},
       {{3, 2, 18, 7}, {7}},
       {{1, 2, 33, 8}, {3, 1, 8, 17}},
+      // Winograd's products: N a multiple of three vectors, not two (a 6 x 3 register tile
+      // on AVX-512); short K, so tiles are claimed by the thread pool several at a time.
+      {{16, 64, 64}, {16, 64, 144}},
+      // Claims of several tiles that do not divide the tiles, and a row tail.
+      {{200, 10, 80}, {200, 80, 48}},
       // A batch of A's times one 2-D B: one product over batch x M rows.
       {{1, 3, 3, 64}, {64, 48}},
       {{2, 5, 7}, {7, 20}},

@@ -16,6 +16,7 @@
 #include "graph/fusion/workload_graph.h"
 #include "graph/passes/channels_last_conv.h"
 #include "graph/passes/winograd_conv.h"
+#include "tensor/random_tensor.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
 #include "tuner/tune_model.h"
@@ -23,6 +24,32 @@
 #include "tuning_db/database_location.h"
 
 namespace tessel {
+
+namespace {
+
+/// A workload's text names no weights (only the values a kernel bakes in), so its rebuilt
+/// graph takes every external input as a graph input, and --cold would evict nothing: the
+/// weights of its convs and Gemms become constants again (random values, as the tuner's
+/// tasks use the model's), so that they are evicted as in a model. A MatMul's operands are
+/// left alone: either may be the weight (Winograd's products multiply weights by the input).
+std::shared_ptr<const Graph> with_weights_constant(const Graph &rebuilt, const FusedGroup &group) {
+  auto graph = std::make_shared<Graph>(rebuilt);
+  for (int n : group.nodes) {
+    const std::string &op = graph->nodes[n].op_type;
+    if (op != "Conv" && op != "ConvTranspose" && op != "TesselConvNHWC" && op != "Gemm") continue;
+    const std::vector<int> &inputs = graph->node_inputs[n];
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      const int t = inputs[i];
+      auto input = t == kNoTensor ? graph->inputs.end() : std::find(graph->inputs.begin(), graph->inputs.end(), t);
+      if (input == graph->inputs.end()) continue;
+      graph->tensors[t].constant = random_tensor(graph->tensors[t].type, 1000 + static_cast<uint64_t>(t));
+      graph->inputs.erase(input);
+    }
+  }
+  return graph;
+}
+
+}  // namespace
 
 /// The kernels to time: one kernel, one database workload, or every task of a model.
 Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, std::shared_ptr<const Graph> &tuning_graph) {
@@ -51,8 +78,8 @@ Result<std::vector<BenchTask>> collect_bench_tasks(const BenchRequest &options, 
     auto rebuilt = graph_from_workload_text(**text);
     if (!rebuilt.ok())
       return make_error(rebuilt.error().kind, "workload " + options.task_key + ": " + rebuilt.error().message);
-    tuning_graph = rebuilt->graph;
-    auto added = add(rebuilt->graph, rebuilt->group, "task " + options.task_key, 1);
+    tuning_graph = with_weights_constant(*rebuilt->graph, rebuilt->group);
+    auto added = add(tuning_graph, rebuilt->group, "task " + options.task_key, 1);
     if (!added.ok()) return added.error();
     return tasks;
   }

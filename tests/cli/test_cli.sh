@@ -127,6 +127,16 @@ expect 0 "warning: starting from an untrained cost model: .*no_such_model.json" 
 key=$(grep -o '"workload_key": *"[0-9a-f]*"' "$tmp/op.jsonl" | head -1 | grep -o '[0-9a-f]\{16\}')
 [ -n "$key" ] || { echo "FAILED: no workload key in the exported log"; failures=$((failures + 1)); }
 expect 0 "searched records" -- "$tessel" bench --task "$key" --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01
+# --cold on a rebuilt workload: a MatMul's operands may be weights or activations (said so);
+# a conv's weights are known, and evicted.
+expect 0 "no operand known to be a weight" -- "$tessel" bench --task "$key" --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01 --cold
+conv_key=$(grep '"workload_text": *"Conv(' "$tmp/log.jsonl" | head -1 | grep -o '"workload_key": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{16\}')
+if [ -z "$conv_key" ]; then
+  echo "FAILED: no conv workload in the tuned model's log"; failures=$((failures + 1))
+elif "$tessel" bench --task "$conv_key" --db "$tmp/tune.db" --vs default --rounds 1 --min-time 0.01 --cold 2>&1 |
+  grep -q "no operand known to be a weight"; then
+  echo "FAILED: bench --task --cold does not know a conv's weights"; failures=$((failures + 1))
+fi
 expect 0 "of [6-9] searched records" -- "$tessel" bench matmul 32x24x16 --trials 6 --db "$tmp/op.db" --vs default --rounds 1 --min-time 0.01
 
 # The tuning report: one self-contained page.

@@ -22,6 +22,7 @@
 #include "peers/machine_peak.h"
 #include "peers/process_env.h"
 #include "peers/timing.h"
+#include "task/task.h"
 #include "tools/tessel/commands.h"
 #include "tuner/benchmark_problems.h"
 #include "tuner/kernel_timing.h"
@@ -89,6 +90,11 @@ int bench_command(const BenchOptions &options) {
   std::shared_ptr<const Graph> tuning_graph;
   auto tasks = collect_bench_tasks(options.request, tuning_graph);
   if (!tasks.ok()) return fail(tasks.error().message);
+  if (options.cold)
+    for (const BenchTask &task : tasks.value())
+      if (task_constant_bytes(task.task) == 0)
+        std::fprintf(stderr, "tessel bench: note: %s has no operand known to be a weight; --cold evicts nothing of it\n",
+                     task.label.c_str());
 
   // Records: tuning first (it forks measuring workers), then picking among the best.
   std::shared_ptr<TuningDatabase> db;

@@ -180,6 +180,7 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   acc(m, ox, oy, n) += Halide::cast(acc_type, value) * Halide::cast(acc_type, weight);
 
   Func accumulated = acc;  // what the output reads
+  std::shared_ptr<DeferredTiles> deferred;
   if (ctx.plain) {
     ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
   } else if (!ctx.unscheduled) {
@@ -219,23 +220,42 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
       // 0.18-0.20 against 0.14-0.16; the depthwise convs measured the same either way.
       Func tiled(stage_name(ctx, "tiled"));
       tiled(m, ox, oy, n) = acc(m, ox, oy, n);
-      tiled.compute_root();
-      split_into_tiles(tiled, tile, blocks_per_group, loops, m, ox, oy, TailStrategy::Auto);
-      Var tile_loop = xo;  // the innermost loop outside the tile
-      if (rows_inside_blocks) {
-        tiled.reorder(mi, mv, xi, yi, xo, yo, mo, mg, n).parallel(mg);
-      } else {
-        // A pointwise or dense conv sweeps a row per channel block (that block's weights stay
-        // in cache); a depthwise one reads each pixel's channels together.
-        if (depthwise) {
-          tiled.reorder(mi, mv, xi, yi, mo, xo, mg, yo, n);
-          tile_loop = mo;
+      // The tiles of `f`, a Func over (m, ox, oy, n) like the result: this one, or the
+      // kernel's output that applies the epilogue to it.
+      auto tile_loops = [=](Func f) mutable {
+        const std::vector<Var> args = f.args();  // Halide order: m, ox, oy, n
+        const Var fm = args[0], fx = args[1], fy = args[2], fn = args[3];
+        Var fblock(block.name());
+        split_into_tiles(f, tile, blocks_per_group, loops, fm, fx, fy, TailStrategy::Auto);
+        Var tile_loop = xo;  // the innermost loop outside the tile
+        if (rows_inside_blocks) {
+          f.reorder(mi, mv, xi, yi, xo, yo, mo, mg, fn).parallel(mg);
         } else {
-          tiled.reorder(mi, mv, xi, yi, xo, mo, mg, yo, n);
+          // A pointwise or dense conv sweeps a row per channel block (that block's weights
+          // stay in cache); a depthwise one reads each pixel's channels together.
+          if (depthwise) {
+            f.reorder(mi, mv, xi, yi, mo, xo, mg, yo, fn);
+            tile_loop = mo;
+          } else {
+            f.reorder(mi, mv, xi, yi, xo, mo, mg, yo, fn);
+          }
+          f.fuse(mg, yo, fblock).parallel(fblock);
         }
-        tiled.fuse(mg, yo, block).parallel(block);
+        acc.compute_at(f, tile_loop);
+      };
+      auto alone = [=]() mutable {
+        tiled.compute_root();
+        tile_loops(tiled);
+      };
+      if (ctx.gpu) {
+        alone();
+      } else {
+        // The epilogue in the tile: MobileNet-V2's built-in pointwise convs wrote every tile
+        // to a root buffer that the Clip or residual Add read back in a pass of its own.
+        deferred = std::make_shared<DeferredTiles>();
+        deferred->into = [=](Func consumer) mutable { tile_loops(consumer); };
+        deferred->alone = alone;
       }
-      acc.compute_at(tiled, tile_loop);
       acc.split(m, mv, mi, tile.lanes).vectorize(mi).unroll(mv).unroll(ox).unroll(oy);
       Halide::Stage update = acc.update();
       update.split(m, mv, mi, tile.lanes)
@@ -258,11 +278,13 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   }
   const bool has_bias = ctx.has_input(2);
   const TensorFunc bias = has_bias ? ctx.input(2) : TensorFunc{};
-  return {define_tensor(stage_name(ctx, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
+  TensorFunc result = define_tensor(stage_name(ctx, "out"), out.dtype, out.shape, [&](const std::vector<Expr> &i) {
     Expr v = accumulated(i[3], i[2], i[1], i[0]);
     if (has_bias) v = v + Halide::cast(acc_type, bias.at({i[3]}));
     return v;
-  })};
+  });
+  result.tiles = deferred;
+  return {result};
 }
 
 }  // namespace

@@ -42,6 +42,11 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
         return make_error(ErrorKind::Internal, "node '" + node.name + "' (" + node.op_type + "): kernel output " +
                                                std::to_string(i) + " has shape " + shape_to_string(outputs[i].shape) +
                                                " but inference says " + shape_to_string(output_types[i].shape));
+      // A node alone: its result is the output its deferred tiles go into.
+      if (outputs[i].tiles) {
+        outputs[i].tiles->into(outputs[i].func);
+        outputs[i].scheduled = true;
+      }
       apply_default_schedule(outputs[i]);
       pin_dense_output_layout(outputs[i]);
       funcs.push_back(outputs[i].func);

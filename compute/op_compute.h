@@ -7,12 +7,25 @@
 #endif
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/ir/graph.h"
 
 namespace tessel {
+
+/// Where a rule's register-tiled accumulation is computed, decided once the whole kernel is
+/// known: into the tiles of the one output that applies elementwise ops to it (a fused
+/// epilogue: bias, activation, residual add work on the tile while it is in registers), or
+/// on its own, at root, which the epilogue then reads back. Exactly one of them must run.
+struct DeferredTiles {
+  /// Tiles `consumer` (same shape and Halide order as the rule's result) as the rule's own
+  /// schedule would tile its result, and computes the accumulation inside each tile.
+  std::function<void(Halide::Func consumer)> into;
+  /// The rule's result at root, tiled and parallel as on its own.
+  std::function<void()> alone;
+};
 
 /// A tensor as a Halide Func, indexed in ONNX axis order (outermost first). Halide's
 /// dimension 0 is the innermost, so at() reverses the index list.
@@ -23,6 +36,8 @@ struct TensorFunc {
   /// The rule scheduled `func` itself (a product's tiles written straight into the output):
   /// the default schedule of outputs leaves it alone.
   bool scheduled = false;
+  /// Set where the rule left the placement of its accumulation to the kernel's builder.
+  std::shared_ptr<DeferredTiles> tiles = nullptr;
 
   int rank() const { return static_cast<int>(shape.size()); }
   bool defined() const { return func.defined(); }

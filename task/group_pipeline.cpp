@@ -2,12 +2,14 @@
 
 #include "task/group_pipeline.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
 #include <set>
 
 #include "compute/default_schedule.h"
+#include "graph/ir/op_registry.h"
 #include "compute/node_pipeline_internal.h"
 #include "compute/op_compute.h"
 #include "compute/pipeline_layout.h"
@@ -52,6 +54,37 @@ struct GroupFuncs {
   std::vector<TensorFunc> sources;  // materialized inputs of exposed stages (expose_source)
   std::vector<TensorFunc> outputs;  // one per signature output, each a distinct Func
 };
+
+/// Where the members' deferred register tiles are computed (DeferredTiles): inside the
+/// group's one output where it is that member's result with only elementwise ops of its
+/// shape after it (the epilogue then works on the tile), else each on its own at root.
+void place_deferred_tiles(const Graph &g, const FusedGroup &group, const GroupSignature &sig, GroupFuncs &funcs) {
+  std::vector<std::pair<int, std::shared_ptr<DeferredTiles>>> deferred;  // result tensor, tiles
+  for (const auto &[t, f] : funcs.by_tensor)
+    if (f.tiles) deferred.emplace_back(t, f.tiles);
+  if (deferred.empty()) return;
+  bool into_output = deferred.size() == 1 && funcs.outputs.size() == 1;
+  if (into_output) {
+    const int produced = deferred[0].first;
+    const Shape &shape = sig.types.at(produced).shape;
+    into_output = funcs.outputs[0].shape == shape;
+    for (int n : group.nodes) {
+      const std::vector<int> &outs = g.node_outputs[n];
+      if (std::find(outs.begin(), outs.end(), produced) != outs.end()) continue;
+      const OpSchema *schema = find_op_schema(g.nodes[n].op_type);
+      bool fits = schema && (schema->pattern == OpPattern::Elementwise || schema->pattern == OpPattern::Broadcast);
+      for (int t : outs)
+        if (t != kNoTensor && sig.types.at(t).shape != shape) fits = false;
+      if (!fits) into_output = false;
+    }
+  }
+  if (into_output) {
+    deferred[0].second->into(funcs.outputs[0].func);
+    funcs.outputs[0].scheduled = true;
+    return;
+  }
+  for (auto &[t, tiles] : deferred) tiles->alone();
+}
 
 Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, const GroupSignature &sig, bool plain,
                                      const std::string &where, bool unscheduled = false, bool gpu = false) {
@@ -139,6 +172,7 @@ Result<GroupFuncs> build_group_funcs(const Graph &g, const FusedGroup &group, co
       }
     result.outputs.push_back(out);
   }
+  place_deferred_tiles(g, group, sig, result);
   return result;
 }
 

@@ -167,3 +167,36 @@ TEST_CASE("the built-in channels-last conv schedule computes the same with every
   }
   unsetenv("TESSEL_VECTOR_BITS");
 }
+
+TEST_CASE("the built-in channels-last conv computes its epilogue in the tile, with shifted last blocks",
+          "[passes][channels_last]") {
+  // A conv whose only consumers in its kernel are elementwise (bias, Clip, a residual Add)
+  // is computed inside that kernel's output tiles; channels past a multiple of the vector
+  // (24, 40, 58) run whole vectors with the last block shifted onto the one before.
+  std::mt19937 rng(31);
+  for (const char *bits : {"256", "512"}) {
+    setenv("TESSEL_VECTOR_BITS", bits, 1);
+    for (int64_t out_channels : {24, 40, 58, 64}) {
+      INFO("TESSEL_VECTOR_BITS=" << bits << " out " << out_channels);
+      const int64_t channels = 24, size = 12;
+      Builder b;
+      b.input("x", Shape{1, channels, size, size})
+          .input("skip", Shape{1, out_channels, size, size})
+          .constant("wd", random_uniform({channels, 1, 3, 3}, rng))
+          .constant("wp", random_uniform({out_channels, channels, 1, 1}, rng))
+          .constant("bp", random_uniform({out_channels}, rng))
+          .constant("lo", Tensor::scalar(DType::Float32, 0.0f))
+          .constant("hi", Tensor::scalar(DType::Float32, 6.0f))
+          .node("Conv", {"x", "wd"}, "d", conv_attrs(channels, 1, 1))
+          .node("Clip", {"d", "lo", "hi"}, "r")
+          .node("Conv", {"r", "wp", "bp"}, "p", conv_attrs(1, 1, 0))
+          .node("Add", {"p", "skip"}, "y")
+          .output("y");
+      const Graph out = channels_last(b.g);
+      REQUIRE(count_ops(out, kConvNhwcOp) == 2);
+      check_same_outputs(b.g, out,
+                         {random_uniform({1, channels, size, size}, rng), random_uniform({1, out_channels, size, size}, rng)});
+    }
+  }
+  unsetenv("TESSEL_VECTOR_BITS");
+}

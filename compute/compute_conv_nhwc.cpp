@@ -250,7 +250,6 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
       auto tile_loops = [=](Func f) mutable {
         const std::vector<Var> args = f.args();  // Halide order: m, ox, oy, n
         const Var fm = args[0], fx = args[1], fy = args[2], fn = args[3];
-        Var fblock(block.name());
         split_into_tiles(f, tile, blocks_per_group, loops, fm, fx, fy,
                          tile.shifted ? TailStrategy::ShiftInwards : TailStrategy::Auto);
         Var tile_loop = xo;  // the innermost loop outside the tile
@@ -265,7 +264,7 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
           } else {
             f.reorder(mi, mv, xi, yi, xo, mo, mg, yo, fn);
           }
-          f.fuse(mg, yo, fblock).parallel(fblock);
+          f.fuse(mg, yo, block).parallel(block);
         }
         acc.compute_at(f, tile_loop);
       };

@@ -9,10 +9,10 @@
 #include <set>
 
 #include "compute/default_schedule.h"
-#include "graph/ir/op_registry.h"
 #include "compute/node_pipeline_internal.h"
 #include "compute/op_compute.h"
 #include "compute/pipeline_layout.h"
+#include "graph/ir/op_registry.h"
 #include "schedule/apply_schedule.h"
 
 namespace tessel {

@@ -168,6 +168,37 @@ TEST_CASE("the built-in channels-last conv schedule computes the same with every
   unsetenv("TESSEL_VECTOR_BITS");
 }
 
+TEST_CASE("the built-in channels-last conv reads an NCHW image through a smaller tile", "[passes][channels_last]") {
+  // A stem reads the model's NCHW image itself; its tile takes half the accumulators (a
+  // scalar per column and tap, read through the padding's select). Padded strided stems,
+  // an unpadded patchify stem (ConvNeXt's 4x4 stride 4), maps whose rows fit the tile.
+  std::mt19937 rng(33);
+  struct Case {
+    int64_t size, out_channels, kernel, stride, pad;
+  };
+  const std::vector<Case> cases = {{24, 32, 3, 2, 1}, {10, 16, 3, 2, 1}, {13, 24, 3, 2, 1}, {16, 48, 4, 4, 0}};
+  for (const char *bits : {"256", "512"}) {
+    setenv("TESSEL_VECTOR_BITS", bits, 1);
+    for (const Case &c : cases) {
+      INFO("TESSEL_VECTOR_BITS=" << bits << " image " << c.size << " out " << c.out_channels << " kernel " << c.kernel
+                                 << " stride " << c.stride);
+      Builder b;
+      b.input("x", Shape{1, 3, c.size, c.size})
+          .constant("w0", random_uniform({c.out_channels, 3, c.kernel, c.kernel}, rng))
+          .constant("b0", random_uniform({c.out_channels}, rng))
+          .constant("wd", random_uniform({c.out_channels, 1, 3, 3}, rng))
+          .node("Conv", {"x", "w0", "b0"}, "s", conv_attrs(1, c.stride, c.pad))
+          .node("Relu", {"s"}, "r")
+          .node("Conv", {"r", "wd"}, "y", conv_attrs(c.out_channels, 1, 1))
+          .output("y");
+      const Graph out = channels_last(b.g);
+      REQUIRE(count_ops(out, kConvNhwcOp) == 2);
+      check_same_outputs(b.g, out, {random_uniform({1, 3, c.size, c.size}, rng)});
+    }
+  }
+  unsetenv("TESSEL_VECTOR_BITS");
+}
+
 TEST_CASE("the built-in channels-last conv computes its epilogue in the tile, with shifted last blocks",
           "[passes][channels_last]") {
   // A conv whose only consumers in its kernel are elementwise (bias, Clip, a residual Add)

@@ -62,13 +62,9 @@ struct NhwcTile {
 /// The tile with the most accumulators within the host's register budget: two vectors where
 /// they divide the channels, unless one vector covers more positions (7 columns of a 7x7 map
 /// against 1); rows only once a whole row fits.
-NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64_t weight_block, bool nchw_input) {
-  // A conv reading an NCHW input (the stem of a channels-last model) broadcasts one scalar
-  // per column and tap, each read through the padding's select; with the taps unrolled,
-  // LLVM keeps many of them live, and a full tile spilled. MobileNet-V2's 3 -> 32 stem
-  // (stride 2, 48x48 out, AVX-512) in the model: 0.026 ms with 24 accumulators, 0.018 with
-  // 8, 12 or 16 (its 2000-trial record: 0.018).
-  const int budget = nchw_input ? accumulator_registers() / 2 : accumulator_registers();
+NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64_t weight_block,
+                          bool half_budget) {
+  const int budget = half_budget ? accumulator_registers() / 2 : accumulator_registers();
   // Channels past a multiple of the vector (24, 40, 58 of mobile nets): whole vectors, the
   // last block shifted onto the one before it, where at least 3/4 of the lanes are useful.
   // MobileNet-V2's 144 -> 24 conv on 24x24 ran 8 lanes by 24 columns at 0.035 ms, 16 lanes by
@@ -215,7 +211,15 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
     // blocks too: over rows alone it read every weight once per row, on at most 3 threads.
     // Groups, not single blocks: each parallel iteration costs an atomic claim, which a
     // depthwise conv's small blocks do not repay.
-    const NhwcTile tile = choose_nhwc_tile(out_channels, out.shape[2], out.shape[1], block, nchw_input);
+    // Half the register tile where every tap of a column is read on its own: a depthwise
+    // conv (through the padding's select; it makes no padded copy) and a stem reading an
+    // NCHW image (a scalar per column and tap). With the taps unrolled LLVM keeps many of
+    // those reads live, and a full tile of 24 accumulators spilled. In the model (AVX-512):
+    // MobileNet-V2's 3 -> 32 stem 0.026 -> 0.018 ms (its 2000-trial record: 0.018),
+    // EfficientNet-B0's 0.057 -> 0.032; MobileNet-V2's 17 depthwise convs 0.177 -> 0.152
+    // ms in all (8 accumulators: 0.164, 16: 0.155).
+    const NhwcTile tile =
+        choose_nhwc_tile(out_channels, out.shape[2], out.shape[1], block, depthwise || nchw_input);
     const int64_t channel_blocks = ceil_div(out_channels, tile.lanes * tile.vectors);
     const int64_t row_blocks = out.shape[0] * (out.shape[1] / tile.rows);
     // No groups where the last channel block is partial (ShuffleNet's 58 channels): Halide

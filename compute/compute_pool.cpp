@@ -221,6 +221,7 @@ std::vector<TensorFunc> pool(const ComputeContext &ctx, PoolKind kind) {
       }
       return pm.finish(acc, count(o));
     })};
+    outs[0].windowed = true;
     if (want_indices) {
       const TensorType &t = ctx.output_type(1);
       outs.push_back(define_tensor(name + "_indices", t.dtype, t.shape, [&](const std::vector<Expr> &o) {

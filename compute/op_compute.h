@@ -36,6 +36,9 @@ struct TensorFunc {
   /// The rule scheduled `func` itself (a product's tiles written straight into the output):
   /// the default schedule of outputs leaves it alone.
   bool scheduled = false;
+  /// Each element reads a window of its input at a stride (a pool): fused with the next
+  /// axis, a row's vector loads would become gathers, so the default schedule keeps rows.
+  bool windowed = false;
   /// Set where the rule left the placement of its accumulation to the kernel's builder.
   std::shared_ptr<DeferredTiles> tiles = nullptr;
 

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "graph/infer/pool_geometry.h"
 #include "graph/infer/shape_inference.h"
@@ -74,6 +76,49 @@ TEST_CASE("MaxPool with a large window and uint8 data", "[pool]") {
   Tensor y = run_on_inputs("MaxPool", {u}, make_attributes({{"kernel_shape", Ints{3}}, {"pads", Ints{1, 1}}}))[0];
   CHECK(y.dtype() == DType::UInt8);
   CHECK(y.to_int64_vector() == Ints{250, 250, 250, 7});
+}
+
+TEST_CASE("Pools onto rows shorter than a vector match a direct loop", "[pool]") {
+  // The default schedule keeps a pool's short rows (5, 7, 11, 13 wide) as vectors of their
+  // own with the last one shifted back, and runs larger ones parallel over channels.
+  struct Case {
+    int64_t channels, size, kernel, stride, pad;
+  };
+  for (const Case &c : {Case{128, 23, 3, 2, 0}, Case{64, 11, 3, 2, 0}, Case{8, 13, 3, 1, 1}, Case{96, 14, 2, 2, 0},
+                        Case{3, 7, 3, 2, 1}}) {
+    for (const char *op : {"MaxPool", "AveragePool"}) {
+      INFO(op << " channels " << c.channels << " size " << c.size << " kernel " << c.kernel << " stride " << c.stride
+              << " pad " << c.pad);
+      const int64_t n = c.channels * c.size * c.size;
+      Tensor x(DType::Float32, {1, c.channels, c.size, c.size});
+      for (int64_t i = 0; i < n; ++i) x.data_as<float>()[i] = static_cast<float>((i * 7919) % 1009) - 500.0f;
+      const Attributes attrs = make_attributes({{"kernel_shape", Ints{c.kernel, c.kernel}},
+                                                {"strides", Ints{c.stride, c.stride}},
+                                                {"pads", Ints{c.pad, c.pad, c.pad, c.pad}},
+                                                {"ceil_mode", int64_t{1}}});
+      const Tensor y = run_on_inputs(op, {x}, attrs)[0];
+      const int64_t out = y.shape()[3];
+      REQUIRE(y.shape() == Shape{1, c.channels, out, out});
+      const bool max = std::string(op) == "MaxPool";
+      std::vector<double> expected;
+      for (int64_t ch = 0; ch < c.channels; ++ch)
+        for (int64_t oy = 0; oy < out; ++oy)
+          for (int64_t ox = 0; ox < out; ++ox) {
+            float acc = max ? -INFINITY : 0.0f;
+            int taps = 0;
+            for (int64_t ky = 0; ky < c.kernel; ++ky)
+              for (int64_t kx = 0; kx < c.kernel; ++kx) {
+                const int64_t iy = oy * c.stride + ky - c.pad, ix = ox * c.stride + kx - c.pad;
+                if (iy < 0 || ix < 0 || iy >= c.size || ix >= c.size) continue;
+                const float v = x.data_as<float>()[(ch * c.size + iy) * c.size + ix];
+                acc = max ? std::max(acc, v) : acc + v;
+                ++taps;
+              }
+            expected.push_back(max ? acc : acc / static_cast<float>(taps));
+          }
+      check_values_close(y, expected);
+    }
+  }
 }
 
 TEST_CASE("AveragePool divides by the taps inside the input unless count_include_pad", "[pool]") {

@@ -14,6 +14,7 @@
 #include "base/child_process.h"
 #include "deploy/module.h"
 #include "executor/model_inputs.h"
+#include "tuner/tune_model.h"
 
 namespace tessel {
 namespace {
@@ -242,6 +243,16 @@ std::vector<DeployedSchedule> alternatives_to_try(const std::vector<TuningRecord
   for (const TuningRecord &r : fastest_first)
     if (static_cast<int>(picked.size()) < k && worth(r) && std::find(picked.begin(), picked.end(), &r) == picked.end())
       picked.push_back(&r);
+  // The built-in schedule always, in place of the last pick if need be, however it timed
+  // alone: it is what an untuned model runs, and the tuner's records, timed alone and cold,
+  // lost to it inside models (MNASNet, MobileNet-V3-large and ResNet-18 ran faster untuned
+  // than with their best records, bench/results/e2e.md).
+  const auto builtin = std::find_if(fastest_first.begin(), fastest_first.end(),
+                                    [](const TuningRecord &r) { return r.schedule_hash == kBuiltinScheduleHash; });
+  if (builtin != fastest_first.end() && std::find(picked.begin(), picked.end(), &*builtin) == picked.end()) {
+    if (static_cast<int>(picked.size()) < k) picked.push_back(&*builtin);
+    else if (k >= 2) picked.back() = &*builtin;
+  }
   std::sort(picked.begin(), picked.end(), [&](const TuningRecord *a, const TuningRecord *b) {
     return (a - fastest_first.data()) < (b - fastest_first.data());
   });

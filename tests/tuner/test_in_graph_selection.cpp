@@ -19,6 +19,7 @@
 #include "tests/support/op_test_util.h"
 #include "tests/support/task_test_util.h"
 #include "tuner/in_graph_selection.h"
+#include "tuner/tune_model.h"
 
 namespace fs = std::filesystem;
 using namespace tessel;
@@ -67,6 +68,15 @@ TEST_CASE("in-graph selection: the records tried are the fastest of each thread 
   CHECK(hashes(alternatives_to_try(fastest_first, 9)) == std::vector<std::string>{"a", "b", "c", "d"});
   CHECK(hashes(alternatives_to_try(fastest_first, 9, 3.0)).size() == 5);
   CHECK(alternatives_to_try({}, 4).empty());
+
+  // The built-in schedule (empty text) is always tried, however slow alone, in place of the
+  // last pick when there is no room; never when only one record is asked for.
+  std::vector<TuningRecord> with_builtin = fastest_first;
+  with_builtin.push_back(record(kBuiltinScheduleHash, 5.0, ""));
+  CHECK(hashes(alternatives_to_try(with_builtin, 3)) == std::vector<std::string>{"a", "c", kBuiltinScheduleHash});
+  CHECK(hashes(alternatives_to_try(with_builtin, 9)) == std::vector<std::string>{"a", "b", "c", "d", kBuiltinScheduleHash});
+  CHECK(hashes(alternatives_to_try(with_builtin, 2)) == std::vector<std::string>{"a", kBuiltinScheduleHash});
+  CHECK(hashes(alternatives_to_try(with_builtin, 1)) == std::vector<std::string>{"a"});
 }
 
 TEST_CASE("in-graph selection: a trial artifact switches kernels, and the choice computes the model", "[select]") {

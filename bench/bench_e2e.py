@@ -222,8 +222,9 @@ def compile_artifact(args, model, config, work, peak, env):
     else:
         cwd = work
         argv = [args.tessel, "compile", str(onnx), "--db", str(args.db), "-o", str(artifact), "--json"]
-        if args.select_in_graph:
-            argv += ["--select-in-graph", str(args.select_in_graph), "--threads", str(args.threads)]
+        if args.select_in_graph is not None:
+            argv += ["--select-in-graph", str(args.select_in_graph)]
+        argv += ["--threads", str(args.threads)]
     res = run_command(argv, peak, cwd=str(cwd), env=env, timeout=args.timeout)
     config.compile_s = res.seconds
     info = last_json_line(res.stdout)
@@ -387,8 +388,10 @@ def parse_args(argv):
     p.add_argument("--tessel", default="build/bin/tessel", help="tessel binary")
     p.add_argument("--node", default="node", help="Node.js binary for bench/ort/ort_bench.js")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--select-in-graph", type=int, default=0, metavar="K",
-                   help="compile the tuned artifact with `tessel compile --select-in-graph K` (0: the fastest records alone)")
+    p.add_argument("--select-in-graph", type=int, default=None, metavar="K",
+                   help="compile the tuned artifact with `tessel compile --select-in-graph K` (default: compile's "
+                        "own, the fastest record and the built-in of each task timed in the model; 0: the fastest "
+                        "records alone)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--runs", type=int, default=20, help="timed runs per process")
     p.add_argument("--out", type=Path, help="also write the markdown here")
@@ -527,7 +530,7 @@ def main(argv):
     method = (
         f"Each model is compiled twice with `tessel compile --json`: untuned in an empty directory with no "
         f"`--db` (every task gets its default schedule), tuned with `--db` (only when it is given)"
-        + (f" and `--select-in-graph {args.select_in_graph}`" if args.select_in_graph else "") + "; "
+        + (f" and `--select-in-graph {args.select_in_graph}`" if args.select_in_graph is not None else "") + "; "
         f"`HL_NUM_THREADS={args.threads}` for both. \"tasks with records\" is compile's `tuned_tasks` out of "
         f"`tuned_tasks + default_tasks`. Timing runs in {args.rounds} interleaved rounds: each round starts a "
         f"fresh process for ONNX Runtime (`node bench/ort/ort_bench.js --threads {args.threads} --warmup "

@@ -158,14 +158,21 @@ expect 1 "no/such/dir/r.html: cannot write" -- "$tessel" report --db "$tmp/tune.
 
 # tune -> compile -> run: the artifact from the database and from its exported log (the same
 # bytes, unless a measurement chose other kernel calls to run on one thread: not measured here).
-expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl" --no-thread-choice
-expect 0 "with tuned records" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_log.tsl" --no-thread-choice
+expect 0 "with tuned records" -- "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny.tsl" --no-thread-choice --select-in-graph 0
+expect 0 "with tuned records" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_log.tsl" --no-thread-choice --select-in-graph 0
 cmp -s "$tmp/tiny.tsl/plan.txt" "$tmp/tiny_log.tsl/plan.txt" && cmp -s "$tmp/tiny.tsl/kernels.so" "$tmp/tiny_log.tsl/kernels.so" ||
   { echo "FAILED: compile --log differs from compile --db"; failures=$((failures + 1)); }
 expect 0 "of [0-9]+ kernel calls run on one thread \(measured in the model, [0-9]+ runs: median" -- \
   "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny_threads.tsl" --threads 2
 expect 0 "median latency" -- "$tessel" run "$tmp/tiny_threads.tsl" --repeat 3 --threads 2
 expect 0 "tuned" -- "$tessel" inspect "$tmp/tiny.tsl"
+# With records, compile times each task's fastest record and its built-in inside the model by
+# default; --select-in-graph 0 deploys the fastest alone.
+expect 0 "in-graph selection: compiling up to 2 records per task .*--select-in-graph 0" -- \
+  "$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny_default.tsl" --no-thread-choice
+ls -d "$tmp"/tiny_default.tsl.trial-* >/dev/null 2>&1 && { echo "FAILED: the default selection left its trial artifact"; failures=$((failures + 1)); }
+"$tessel" compile "$model" --db "$tmp/tune.db" -o "$tmp/tiny_nosel.tsl" --no-thread-choice --select-in-graph 0 2>&1 |
+  grep -q "in-graph selection" && { echo "FAILED: --select-in-graph 0 still selected"; failures=$((failures + 1)); }
 # --select-in-graph: a trial artifact run on this machine, then the chosen records; no trial left.
 expect 0 "in-graph selection: kernel time per run" -- "$tessel" compile "$model" --log "$tmp/log.jsonl" -o "$tmp/tiny_sel.tsl" --select-in-graph 3 --threads 2
 ls -d "$tmp"/tiny_sel.tsl.trial-* >/dev/null 2>&1 && { echo "FAILED: --select-in-graph left its trial artifact"; failures=$((failures + 1)); }

@@ -116,7 +116,9 @@ struct CompileCommandOptions {
   std::string output_path = "model.tsl";
   std::string ptx_dir;  // --target cuda: write every task's PTX here instead of an artifact
   bool json = false;
-  int select_in_graph = 0;  // > 0: try up to this many records per task inside the model
+  /// > 0: try up to this many records per task inside the model; 0: the fastest alone;
+  /// < 0 (default): 2 where there are records and the target is the host CPU, else 0.
+  int select_in_graph = -1;
   int threads = 0;          // threads of the in-graph runs; 0: HL_NUM_THREADS or all cores
   bool thread_choice = true;  // measure which kernel calls run on one thread
 };

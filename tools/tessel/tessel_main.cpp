@@ -162,8 +162,9 @@ int run_tessel(int argc, char **argv) {
   compile_cmd->add_option("--output,-o", compile.output_path, "artifact directory to write (replaced atomically)");
   compile_cmd->add_flag("--json", compile.json, "machine-readable summary on stdout");
   compile_cmd->add_option("--select-in-graph", compile.select_in_graph,
-                          "run up to K tuned records per task inside the model on this machine and deploy, per task, "
-                          "the one its calls run fastest with there (0: the fastest alone)")
+                          "run up to K tuned records per task inside the model on this machine (the built-in "
+                          "schedule among them) and deploy, per task, the one its calls run fastest with there "
+                          "(default 2 where there are records and the target is the host CPU; 0: the fastest alone)")
       ->check(CLI::Range(0, 32));
   compile_cmd->add_option("--threads", compile.threads,
                           "threads the artifact is measured with here: which kernels run on one thread, "

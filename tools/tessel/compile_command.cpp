@@ -106,7 +106,8 @@ int compile_command(const CompileCommandOptions &options) {
   // and 500-trial databases (alternating processes, AMD EPYC): MobileNet-V2 0.781 -> 0.731
   // ms (its 2000-trial artifact: 0.727), MNASNet 0.913 -> 0.821, EfficientNet-B0 1.866 ->
   // 1.682, SqueezeNet 0.782 -> 0.744, MobileNet-V3-large 0.779 -> 0.750; ResNet-18 with 2000
-  // trials level (2.645 / 2.647). It costs the compile 15-25 s on those models.
+  // trials level (2.645 / 2.647). It costs compile time: the zoo's tuned compiles took 10-106
+  // s with it against 4-17 s untuned (bench/results/e2e.md).
   const int select_k = selection_asked ? options.select_in_graph
                        : *source && target->kind != Target::Kind::Cuda ? 2 : 0;
   if (select_k > 0) {

@@ -30,11 +30,13 @@ std::string stage_name(const ComputeContext &ctx, const std::string &suffix) {
   return halide_name(ctx.node.name.empty() ? "conv_nhwc" : ctx.node.name) + "_" + suffix;
 }
 
-/// Lanes for a vector along `extent` channels: a host vector of f32 (16 with AVX-512, 8 with
-/// AVX2) when they come in such groups, else half of one when they come in those, else a
-/// whole one with a guarded tail.
+/// f32 lanes of a host vector: 16 with AVX-512, 8 with AVX2.
+int natural_lanes() { return std::max(4, host_vector_bits() / 32); }
+
+/// Lanes for a vector along `extent` channels: a host vector of f32 when they come in such
+/// groups, else half of one when they come in those, else a whole one with a guarded tail.
 int channel_lanes(int64_t extent) {
-  const int natural = std::max(4, host_vector_bits() / 32);
+  const int natural = natural_lanes();
   return extent % natural == 0 ? natural : extent % (natural / 2) == 0 ? natural / 2 : natural;
 }
 
@@ -61,7 +63,8 @@ struct NhwcTile {
 
 /// The tile with the most accumulators within the host's register budget: two vectors where
 /// they divide the channels, unless one vector covers more positions (7 columns of a 7x7 map
-/// against 1); rows only once a whole row fits.
+/// against 1); rows only once a whole row fits. `half_budget`: half the accumulators (convs
+/// whose every tap of a column is a read of its own, see the caller).
 NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64_t weight_block,
                           bool half_budget) {
   const int budget = half_budget ? accumulator_registers() / 2 : accumulator_registers();
@@ -70,7 +73,7 @@ NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64
   // MobileNet-V2's 144 -> 24 conv on 24x24 ran 8 lanes by 24 columns at 0.035 ms, 16 lanes by
   // 24 columns at 0.019 (with rows parallel, below; its 2000-trial record: 0.018).
   // Unblocked weights only: a tile over a blocked weight must cover whole blocks.
-  const int natural = std::max(4, host_vector_bits() / 32);
+  const int natural = natural_lanes();
   const int64_t shifted_blocks = (channels + natural - 1) / natural;
   if (weight_block <= 1 && channels > natural && channels % natural != 0 &&
       4 * channels >= 3 * shifted_blocks * natural) {

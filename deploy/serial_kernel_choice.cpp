@@ -51,6 +51,23 @@ class Rounds {
 
 }  // namespace
 
+std::vector<bool> keep_serial_in_mix(const std::vector<bool> &mix, const std::vector<double> &pool_ms,
+                                     const std::vector<double> &mix_ms) {
+  std::vector<bool> kept = mix;
+  const size_t timed = std::min({mix.size(), pool_ms.size(), mix_ms.size()});
+  for (size_t k = 0; k < mix.size(); ++k) {
+    if (!mix[k]) continue;
+    if (k >= timed) {
+      kept[k] = false;
+      continue;
+    }
+    double gain = pool_ms[k] - mix_ms[k];
+    if (k + 1 < timed && !mix[k + 1]) gain -= mix_ms[k + 1] - pool_ms[k + 1];
+    if (gain <= 0) kept[k] = false;
+  }
+  return kept;
+}
+
 SerialKernelChoice choose_serial_kernels(Module &module, const std::vector<Tensor> &inputs, double round_ms) {
   const size_t calls = static_cast<size_t>(module.kernel_count());
   const std::vector<bool> parallel(calls, false), serial(calls, true);
@@ -70,16 +87,19 @@ SerialKernelChoice choose_serial_kernels(Module &module, const std::vector<Tenso
   for (size_t k = 0; k < calls && k < on_pool.size() && k < on_one.size(); ++k)
     choice.serial[k] = median(on_one[k]) < median(on_pool[k]);
 
-  // A call's time moves with its neighbours' choices (whose cache holds its inputs): the
-  // first kernel is faster alone when every kernel is, not after a parallel one. So the mix
-  // is timed against all-parallel, and a call that came out slower in it goes back.
+  // A call's time moves with its neighbours' choices (whose cache holds its inputs), so the
+  // mix is timed against all-parallel (keep_serial_in_mix).
   std::vector<std::vector<double>> pool_again, in_mix;
   for (int round = 0; round < 2; ++round) {
     rounds.run(parallel, runs, pool_again);
     rounds.run(choice.serial, runs, in_mix);
   }
-  for (size_t k = 0; k < calls && k < pool_again.size() && k < in_mix.size(); ++k)
-    if (choice.serial[k] && median(in_mix[k]) >= median(pool_again[k])) choice.serial[k] = false;
+  std::vector<double> pool_ms, mix_ms;
+  for (size_t k = 0; k < calls && k < pool_again.size() && k < in_mix.size(); ++k) {
+    pool_ms.push_back(median(pool_again[k]));
+    mix_ms.push_back(median(in_mix[k]));
+  }
+  choice.serial = keep_serial_in_mix(choice.serial, pool_ms, mix_ms);
 
   // Then whole runs decide.
   const std::vector<std::vector<bool>> candidates = {parallel, choice.serial, serial};

@@ -25,6 +25,7 @@
 #include "deploy/host_program.h"
 #include "deploy/huge_page_buffer.h"
 #include "deploy/module.h"
+#include "deploy/serial_kernel_choice.h"
 #include "tuner/in_graph_selection.h"
 
 using namespace tessel;
@@ -924,4 +925,28 @@ TEST_CASE("in-graph selection leaves out schedules that crash, hang or compute s
   auto failed = select_in_graph(dir.string(), {broken}, options);
   REQUIRE_FALSE(failed.ok());
   CHECK_THAT(failed.error().message, Catch::Contains("add_crash") && Catch::Contains("crashed"));
+}
+
+TEST_CASE("serial kernel calls stay only where they outweigh the slower parallel call after them", "[deploy]") {
+  // Per-call medians (ms) with every kernel on the pool, and with calls 1 and 3 serial.
+  const std::vector<bool> mix = {false, true, false, true, true, false};
+  const std::vector<double> pool = {0.010, 0.020, 0.020, 0.006, 0.005, 0.012};
+  SECTION("gains that the next call does not give back are kept") {
+    const std::vector<double> in_mix = {0.010, 0.015, 0.021, 0.004, 0.004, 0.0125};
+    CHECK(keep_serial_in_mix(mix, pool, in_mix) == mix);
+  }
+  SECTION("a call whose gain the parallel call after it loses goes back to the pool") {
+    // Call 1 gains 0.005 and call 2 loses 0.014 after it: call 1 goes back.
+    const std::vector<double> in_mix = {0.010, 0.015, 0.034, 0.004, 0.004, 0.0125};
+    CHECK(keep_serial_in_mix(mix, pool, in_mix) == std::vector<bool>{false, false, false, true, true, false});
+  }
+  SECTION("a serial call before a serial one answers for its own time only") {
+    // Call 3 gains 0.002 and its successor is serial too; call 4 gains 0.001 and call 5 loses 0.002.
+    const std::vector<double> in_mix = {0.010, 0.015, 0.021, 0.004, 0.004, 0.014};
+    CHECK(keep_serial_in_mix(mix, pool, in_mix) == std::vector<bool>{false, true, false, true, false, false});
+  }
+  SECTION("a call slower in the mix, or not timed, goes back") {
+    const std::vector<double> in_mix = {0.010, 0.021, 0.020, 0.004};
+    CHECK(keep_serial_in_mix(mix, pool, in_mix) == std::vector<bool>{false, false, false, true, false, false});
+  }
 }

@@ -138,14 +138,19 @@ TEST_CASE("channels_last_conv cancels Transposes the graph already has", "[passe
 TEST_CASE("the built-in channels-last conv schedule computes the same with every tile and channel grouping",
           "[passes][channels_last]") {
   // The register tile takes whole rows when a row fits (a 3x3 map), one vector by 7 columns
-  // where two vectors would leave one column, and the parallel loop groups channel blocks
-  // when there are few rows (not where the last block is partial: 58 channels). Every vector
-  // width's tiles run here (TESSEL_VECTOR_BITS), whatever this host has.
+  // where two vectors would leave one column, a third of the budget in columns and the rest
+  // in rows on wider maps (8 x 3 on 24x24, 2 vectors by 6 x 2 on 12x12, 5 x 2 on 20 columns),
+  // and the parallel loop groups channel blocks when there are few rows (not where the last
+  // block is partial: 58 channels), in groups of whole blocks where enough remain (15 blocks
+  // of 240 channels). Every vector width's tiles run here (TESSEL_VECTOR_BITS), whatever this
+  // host has.
   std::mt19937 rng(24);
   struct Case {
     int64_t channels, height, width, out_channels;
   };
-  const std::vector<Case> cases = {{40, 3, 3, 72}, {24, 7, 7, 48}, {36, 6, 6, 20}, {16, 40, 5, 24}, {24, 6, 6, 58}};
+  const std::vector<Case> cases = {{40, 3, 3, 72}, {24, 7, 7, 48},  {36, 6, 6, 20},   {16, 40, 5, 24},
+                                 {24, 6, 6, 58}, {24, 24, 24, 144}, {32, 12, 12, 192}, {40, 12, 12, 240},
+                                 {16, 10, 20, 96}};
   for (const char *bits : {"128", "256", "512"}) {
     setenv("TESSEL_VECTOR_BITS", bits, 1);
     for (const Case &c : cases) {

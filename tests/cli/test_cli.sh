@@ -9,6 +9,9 @@ fake_cuda=${3:-}  # a directory holding tests/fake_cuda's libcuda.so.1 (kernel l
 model=$src/examples/models/tiny_cnn.onnx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Scratch directories of the tessel processes this test kills with -9 (no destructor
+# removes them then) go under $tmp too.
+export TMPDIR="$tmp"
 failures=0
 
 # expect CODE PATTERN -- command...: exit code must be CODE and output must match PATTERN.

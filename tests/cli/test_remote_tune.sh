@@ -14,6 +14,9 @@ src=$2
 server=$(cat "$3")
 model=$src/examples/models/tiny_cnn.onnx
 tmp=$(mktemp -d)
+# Scratch directories of the tessel processes this test kills with -9 (no destructor
+# removes them then) go under $tmp too.
+export TMPDIR="$tmp"
 databases=()
 psql_on() { psql -qAt "$1" -c "$2"; }
 new_database() {  # prints the URL of a fresh database on the server

@@ -63,7 +63,8 @@ struct NhwcTile {
 
 /// The tile with the most accumulators within the host's register budget: two vectors where
 /// they divide the channels, unless one vector covers more positions (7 columns of a 7x7 map
-/// against 1); rows only once a whole row fits. `half_budget`: half the accumulators (convs
+/// against 1); columns up to a third of the budget and rows for the rest, or, with
+/// `half_budget`, rows only once a whole row fits. `half_budget`: half the accumulators (convs
 /// whose every tap of a column is a read of its own, see the caller).
 NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64_t weight_block,
                           bool half_budget) {
@@ -214,7 +215,7 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
     ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
   } else if (!ctx.unscheduled) {
     // Built-in schedule: a register tile of channel vectors by output positions (columns,
-    // and whole rows when a row fits), the taps (unrolled when 3x3 or smaller) and input
+    // and rows), the taps (unrolled when 3x3 or smaller) and input
     // channels around it, parallel over row blocks. Where there are few row blocks (3x3 maps
     // in MNASNet's late layers, with wide weights) the parallel loop takes groups of channel
     // blocks too: over rows alone it read every weight once per row, on at most 3 threads.

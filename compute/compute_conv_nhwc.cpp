@@ -214,9 +214,9 @@ std::vector<TensorFunc> conv_nhwc_rule(const ComputeContext &ctx) {
   if (ctx.plain) {
     ctx.expose_stage(TensorFunc{acc, out.dtype, out.shape});
   } else if (!ctx.unscheduled) {
-    // Built-in schedule: a register tile of channel vectors by output positions (columns,
-    // and rows), the taps (unrolled when 3x3 or smaller) and input
-    // channels around it, parallel over row blocks. Where there are few row blocks (3x3 maps
+    // Built-in schedule: a register tile of channel vectors by output positions (columns
+    // and rows), the taps (unrolled when 3x3 or smaller) and input channels around it,
+    // parallel over row blocks. Where there are few row blocks (3x3 maps
     // in MNASNet's late layers, with wide weights) the parallel loop takes groups of channel
     // blocks too: over rows alone it read every weight once per row, on at most 3 threads.
     // Groups, not single blocks: each parallel iteration costs an atomic claim, which a

@@ -75,6 +75,12 @@ NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64
   // One row of 24 columns, MobileNet-V2's 24 -> 144 conv on 24x24 ran 0.019 ms alone, 8 x 3
   // 0.014; the untuned model 0.567 -> 0.496 ms together with whole channel groups (below).
   const int max_columns = accumulator_registers() / 3;
+  // Columns and rows of `t` with `per_position` accumulators at each output position.
+  auto place = [&](NhwcTile &t, int per_position) {
+    const int room = budget / per_position;
+    t.columns = largest_divisor(width, half_budget ? room : std::min(room, max_columns));
+    t.rows = t.columns == width || !half_budget ? largest_divisor(height, room / t.columns) : 1;
+  };
   // Channels past a multiple of the vector (24, 40, 58 of mobile nets): whole vectors, the
   // last block shifted onto the one before it, where at least 3/4 of the lanes are useful.
   // MobileNet-V2's 144 -> 24 conv on 24x24 ran 8 lanes by 24 columns at 0.035 ms, 16 lanes by
@@ -87,8 +93,7 @@ NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64
     NhwcTile t;
     t.lanes = natural;
     t.shifted = true;
-    t.columns = largest_divisor(width, half_budget ? budget : std::min(budget, max_columns));
-    t.rows = t.columns == width || !half_budget ? largest_divisor(height, budget / t.columns) : 1;
+    place(t, 1);
     return t;
   }
   NhwcTile best;
@@ -102,8 +107,7 @@ NhwcTile choose_nhwc_tile(int64_t channels, int64_t width, int64_t height, int64
     if ((vectors * best.lanes) % weight_block != 0) continue;
     NhwcTile t = best;
     t.vectors = vectors;
-    t.columns = largest_divisor(width, half_budget ? budget / vectors : std::min(budget / vectors, max_columns));
-    t.rows = t.columns == width || !half_budget ? largest_divisor(height, budget / (vectors * t.columns)) : 1;
+    place(t, vectors);
     if (t.vectors * t.columns * t.rows > best.vectors * best.columns * best.rows) best = t;
   }
   return best;

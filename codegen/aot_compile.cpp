@@ -20,6 +20,7 @@ Result<AotOutput> compile_to_object(const NodePipeline &pipeline, const Target &
     return make_error(ErrorKind::InvalidInput, "kernel name '" + function_name + "' is not a C identifier");
   std::vector<Halide::Argument> arguments;
   AotOutput out;
+  out.gpu_max_registers = pipeline.gpu_max_registers;
   for (size_t i = 0; i < pipeline.parameters.size(); ++i)
     if (pipeline.parameter_used[i]) {
       arguments.push_back(pipeline.parameters[i]);

@@ -20,6 +20,8 @@ struct AotOutput {
   /// pipeline's inputs), then these outputs (indices into the node or group outputs).
   std::vector<int> used_inputs;
   std::vector<int> computed_outputs;
+  /// GPU kernels: registers per thread the driver may give them (0: Halide's cap of 64).
+  int gpu_max_registers = 0;
 };
 
 /// Compiles `pipeline` for `target` into <prefix>.o and <prefix>.h. The generated function

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "base/cuda_jit_registers.h"
 #include "base/scratch_allocator.h"
 #include "base/spin_pool.h"
 #include "codegen/halide_errors.h"
@@ -198,6 +199,8 @@ Result<JitKernel::Bound> JitKernel::bind(const std::vector<const Tensor *> &inpu
 Result<void> JitKernel::Bound::run() {
   State &s = *state_;
   ErrorCapture capture;
+  // The driver compiles a GPU pipeline's PTX on its first run, under this register cap.
+  if (s.gpu) set_cuda_jit_register_cap(s.kernel->pipeline->gpu_max_registers);
   try {
     Halide::Realization realization(s.outputs);
     Halide::Pipeline pipeline = s.kernel->pipeline->pipeline;  // a handle; realize() is not const

@@ -130,6 +130,7 @@ Result<KernelCall> compile_kernel(ArtifactBuild &build, const FusedGroup &group,
     auto object = compile_to_object(*pipeline.value(), build.target, build.staging.file("objects/" + symbol), symbol);
     if (!object.ok()) return object.error();
     build.object_paths.push_back(object->object_path);
+    if (object->gpu_max_registers > 0) build.manifest.gpu_max_registers[symbol] = object->gpu_max_registers;
     it = build.compiled.emplace(key, std::make_pair(symbol, object.value())).first;
   }
   const AotOutput &object = it->second.second;

@@ -19,6 +19,9 @@ struct NodePipeline {
   /// Indices of the node outputs the pipeline computes, in pipeline output order.
   std::vector<int> computed_outputs;
   Halide::Pipeline pipeline;
+  /// GPU pipelines: registers per thread their kernels may use (0: Halide's cap of 64);
+  /// see base/cuda_jit_registers.h.
+  int gpu_max_registers = 0;
 };
 
 }  // namespace tessel

@@ -201,7 +201,7 @@ bool operator==(const ArtifactManifest &a, const ArtifactManifest &b) {
          a.halide_target == b.halide_target && a.arch == b.arch && a.required_cpu_features == b.required_cpu_features &&
          a.model_path == b.model_path && a.model_fnv1a64 == b.model_fnv1a64 && a.created_utc == b.created_utc &&
          a.arena_bytes == b.arena_bytes && a.inputs == b.inputs && a.outputs == b.outputs && a.tasks == b.tasks &&
-         a.plan == b.plan && a.weights == b.weights && a.kernels == b.kernels && a.host == b.host;
+         a.gpu_max_registers == b.gpu_max_registers && a.plan == b.plan && a.weights == b.weights && a.kernels == b.kernels && a.host == b.host;
 }
 
 std::string to_json(const ArtifactManifest &m) {
@@ -220,6 +220,8 @@ std::string to_json(const ArtifactManifest &m) {
   json["inputs"] = json_array(m.inputs, tensor_json);
   json["outputs"] = json_array(m.outputs, tensor_json);
   json["tasks"] = json_array(m.tasks, task_json);
+  if (!m.gpu_max_registers.empty())
+    for (const auto &[symbol, registers] : m.gpu_max_registers) json["gpu_max_registers"][symbol] = registers;
   json["files"]["plan"] = file_json(m.plan);
   json["files"]["weights"] = file_json(m.weights);
   json["files"]["kernels"] = file_json(m.kernels);
@@ -292,6 +294,16 @@ Result<ArtifactManifest> parse_manifest(const std::string &json) {
       Result<ArtifactTask> t = Fields::task(tasks->at(i), "tasks[" + std::to_string(i) + "]");
       if (!t.ok()) return t.error();
       m.tasks.push_back(std::move(t).value());
+    }
+  }
+  if (const Json *registers = json_find(root, "gpu_max_registers")) {
+    if (!registers->is_object()) return Fields::wrong("gpu_max_registers", "an object", registers);
+    for (auto it = registers->begin(); it != registers->end(); ++it) {
+      const std::string path = "gpu_max_registers." + it.key();
+      Result<int64_t> n = Fields::count(it.value(), path);
+      if (!n.ok()) return n.error();
+      if (n.value() < 16 || n.value() > 255) return Fields::wrong(path, "a register count in [16, 255]", &it.value());
+      m.gpu_max_registers[it.key()] = static_cast<int>(n.value());
     }
   }
   Result<const Json *> files = Fields::get(root, "files", "files", Json::value_t::object, "an object");

@@ -1,6 +1,7 @@
 #pragma once
 // manifest.json of an artifact (ARTIFACT.md): what it is, what it needs, what it holds.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct ArtifactManifest {
   int64_t arena_bytes = 0;
   std::vector<ArtifactTensor> inputs, outputs;
   std::vector<ArtifactTask> tasks;
+  /// cuda artifacts: per kernel symbol, registers per thread the driver may give it when it
+  /// compiles the kernel's PTX (base/cuda_jit_registers.h); a symbol not here gets Halide's 64.
+  std::map<std::string, int> gpu_max_registers;
   ArtifactFile plan, weights, kernels;
   /// host.json: the nodes of the plan's host steps (host_program.h); only when it has some.
   std::optional<ArtifactFile> host;

@@ -20,6 +20,7 @@
 
 #include "HalideRuntime.h"
 #include "base/cache_eviction.h"
+#include "base/cuda_jit_registers.h"
 #include "base/path_inside.h"
 #include "base/scratch_allocator.h"
 #include "base/spin_pool.h"
@@ -146,6 +147,8 @@ struct KernelCall {
   std::vector<Where> where;                            // per buffer
   std::vector<int> patched;                            // buffers whose host is an input or output
   bool serial = false;                                 // its parallel loops run on the caller only
+  int gpu_max_registers = 0;  // cuda: the register cap its PTX is compiled under (0: Halide's)
+  bool gpu_loaded = false;    // cuda: it has run once, so the driver has compiled its PTX
 };
 
 struct CopyCall {
@@ -556,6 +559,8 @@ Result<void> Module::Impl::build_steps(const ExecutionPlan &plan) {
       call.argv.push_back(&call.buffers[i]);
     }
     call.serial = k.serial;
+    if (auto cap = manifest.gpu_max_registers.find(k.symbol); cap != manifest.gpu_max_registers.end())
+      call.gpu_max_registers = cap->second;
     steps.push_back({StepRef::Kernel, kernels.size()});
     kernels.push_back(std::move(call));  // moving the vectors keeps their heap storage in place
   }
@@ -772,6 +777,11 @@ void Module::Impl::execute_on_gpu(const void *const *in, void *const *out) {
       continue;
     }
     KernelCall &k = kernels[s.index];
+    if (!k.gpu_loaded) {
+      // Halide's runtime has the driver compile a kernel's PTX on its first call.
+      set_cuda_jit_register_cap(k.gpu_max_registers);
+      k.gpu_loaded = true;
+    }
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     call_kernel(k);
     if (profile) {

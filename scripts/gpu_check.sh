@@ -8,6 +8,10 @@
 # Stages, each under its own timeout so that a hang costs one stage, not the call:
 #   env       unpack the bundle, find the driver, ptxas and c++; nvidia-smi; bundle --check
 #   unit      the [gpu] and [cuda] unit tests (schedule, compiler)
+#   sweep     named warp-tile variants of matmul 4096^3 timed side by side, each checked
+#             against the reference (the hidden [.gpu_sweep] probe of tessel_schedule_tests)
+#   profile   Nsight Compute (ncu, where the machine has it) on the sweep's PROFILE_VARIANTS
+#             (comma list of its labels), each run twice in one process: throughput, stalls
 #   matmul    tessel bench matmul 4096^3 --target cuda, a short tune, vs cuBLAS SGEMM (TF32 off)
 #   conv      tessel bench conv 1,64,56,56,64,3,3 --target cuda, a short tune, vs cuDNN (TF32 off)
 #   conv7     the same for ResNet-18's stage-4 conv 1,512,7,7,512,3,3 (CONV7_TRIALS, CONV7_BUDGET)
@@ -27,7 +31,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 bundle=${1:-$repo/gpu/tessel-bundle.tar.xz}
 out=${OUT:-$repo/gpu_out}
 work=${GPU_CHECK_WORK:-/tmp/tessel_gpu_check}
-stages=${STAGES:-env,unit,matmul,conv,conv7,export,resnet18}
+stages=${STAGES:-env,unit,sweep,matmul,conv,conv7,export,resnet18}
 : "${MATMUL_TRIALS:=64}" "${MATMUL_BUDGET:=45}" "${CONV_TRIALS:=64}" "${CONV_BUDGET:=40}"
 : "${CONV7_TRIALS:=64}" "${CONV7_BUDGET:=40}" "${MODEL_TRIALS:=2000}" "${MODEL_BUDGET:=60}"
 python=${PYTHON:-python3}
@@ -77,6 +81,7 @@ setup_env() {
   echo "c++: ${TESSEL_BUNDLE_CXX:-none found}"
   "$python" -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())'
   "$work/tessel-bundle/tessel" --help | head -1
+  echo "profilers: $(command -v ncu nsys ncu-cli 2>/dev/null | tr '\n' ' ')$(ls -d /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute* 2>/dev/null | tr '\n' ' ')"
   if [ "${CHECK_BUNDLE:-1}" = 1 ]; then
     "$repo/scripts/bundle_for_gpu.sh" --check "$bundle" "$repo/examples/models/tiny_cnn.onnx" | tail -8
   fi
@@ -116,6 +121,18 @@ stage unit 150 bash -c '
   "$b/tessel_schedule_tests" "[gpu]" --durations yes || rc=1
   "$b/tessel_compiler_tests" "[cuda]" --durations yes || rc=1
   exit $rc' _ "$work/tessel-bundle"
+
+stage sweep 300 "$work/tessel-bundle/tessel_schedule_tests" "[.gpu_sweep]"
+profile_variants() {
+  local ncu
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "no ncu here"; return 1; }
+  SWEEP_PROFILE=1 SWEEP_ONLY="${PROFILE_VARIANTS:-2x16 k16}" "$ncu" --target-processes all \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats \
+    --section SchedulerStats "$work/tessel-bundle/tessel_schedule_tests" "[.gpu_sweep]"
+}
+export -f profile_variants
+stage profile 240 profile_variants
 
 bench() { "$python" "$repo/bench/bench_gpu.py" --tessel "$tessel" --db "$db" --models-dir "$models" \
             --work-dir "$work" --rows "$rows" --rounds 11 "$@"; }

@@ -64,8 +64,14 @@ Result<std::shared_ptr<NodePipeline>> build_pipeline(const Task &task, const Sch
       described.compute = std::move(compute.value());
       return build_pipeline(described, nullptr, target);
     }
-    const Schedule chosen = schedule ? *schedule : default_gpu_schedule(task.compute, gpu_target_desc(target));
-    return build_scheduled_group_pipeline(*task.graph, task.group, task.signature, chosen, PipelineDevice::Gpu);
+    const GpuTargetDesc gpu = gpu_target_desc(target);
+    const Schedule chosen = schedule ? *schedule : default_gpu_schedule(task.compute, gpu);
+    auto pipeline = build_scheduled_group_pipeline(*task.graph, task.group, task.signature, chosen, PipelineDevice::Gpu);
+    if (!pipeline.ok()) return pipeline;
+    // The driver may give its kernels as many registers as their largest block leaves room for.
+    if (auto tree = check_gpu_schedule(task.compute, chosen, gpu); tree.ok())
+      set_gpu_max_registers(*pipeline.value(), gpu_register_cap(gpu_launch_shape(tree.value()), gpu));
+    return pipeline;
   }
   return schedule ? build_scheduled_group_pipeline(*task.graph, task.group, task.signature, *schedule)
                   : build_group_pipeline(*task.graph, task.group, task.signature);

@@ -125,6 +125,12 @@ GpuLaunchShape gpu_launch_shape(const ScheduleTree &tree) {
   return shape;
 }
 
+int gpu_register_cap(const GpuLaunchShape &shape, const GpuTargetDesc &target) {
+  const int64_t threads = std::max<int64_t>(target.warp_size, shape.max_threads_per_block);
+  const int64_t fit = target.registers_per_block / threads / 8 * 8;
+  return static_cast<int>(std::clamp<int64_t>(fit, 16, target.max_registers_per_thread));
+}
+
 Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedule &schedule,
                                         const GpuTargetDesc &target) {
   Result<ScheduleTree> tree = validate_exact_cover(compute, schedule);
@@ -161,10 +167,10 @@ Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedu
                       std::to_string(shape.max_shared_bytes) + " bytes of shared memory per block exceed the " +
                       std::to_string(target.shared_bytes_per_block) + " a block may use");
   const int64_t register_words = shape.max_register_bytes / 4;
-  if (register_words > target.accumulator_budget())
+  if (register_words > target.max_accumulators())
     return make_error(ErrorKind::InvalidInput,
                       "a thread keeps " + std::to_string(register_words) + " accumulators in registers, more than " +
-                      std::to_string(target.accumulator_budget()));
+                      std::to_string(target.max_accumulators()));
   return tree;
 }
 

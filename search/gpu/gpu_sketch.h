@@ -50,6 +50,11 @@ struct GpuLaunchShape {
 };
 GpuLaunchShape gpu_launch_shape(const ScheduleTree &tree);
 
+/// Registers per thread the driver may give the kernels of a launch of this shape: as many as
+/// its largest block can hold in the register file (a multiple of 8, the allocation unit), at
+/// most the device's per-thread limit. 64 for 1024-thread blocks, 255 for one warp.
+int gpu_register_cap(const GpuLaunchShape &shape, const GpuTargetDesc &target);
+
 /// The schedule replays, stays inside its regions, runs every output on the GPU and
 /// respects `target`'s thread, shared-memory and register limits. Errors say which.
 Result<ScheduleTree> check_gpu_schedule(const ComputeDesc &compute, const Schedule &schedule,

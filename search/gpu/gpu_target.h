@@ -23,6 +23,10 @@ struct GpuTargetDesc {
   /// loop counters, and 64 accumulators already cost a block of 256 threads a quarter of
   /// the register file.
   int accumulator_budget() const { return 64; }
+  /// The most a schedule may keep (what the check lets through): 128 accumulators still
+  /// assemble without spills (~190 registers for a 4 x 32 warp tile, ptxas sm_90), at the
+  /// cost of fewer warps per multiprocessor.
+  int max_accumulators() const { return 128; }
   /// Threads per block a register tile of `accumulators` per thread still fits, given
   /// ~32 registers of overhead per thread.
   int max_threads_for(int accumulators) const {

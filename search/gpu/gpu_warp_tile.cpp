@@ -4,6 +4,7 @@
 #include "search/gpu/gpu_warp_tile.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "search/gpu/single_anchor_plans.h"
 #include "search/loop_names.h"
@@ -63,8 +64,9 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
   for (int64_t t : {1, 2, 4})
     if (out->pure_axes[lane].extent % (kWarpTileLanes * t) == 0) lane_tiles.push_back(t);
   add(register_param(*out, lane), ParamKind::RegisterTile, lane_tiles);
-  // Up to 32 along the first other axis: a 2 x 32 tile reads 96 operand words per 64 FMAs
-  // from L2, against 144 for 4 x 16 (the warp's only reuse is its own register tile).
+  // Up to 32 along the first other axis: a 4 x 32 tile reads 160 operand words per 128 FMAs
+  // from L2 and shared memory, against 144 per 64 for 2 x 16 (the warp's only reuse is its
+  // own register tile; Nsight Compute found 2 x 16 bound by L1/shared-memory throughput).
   bool first_other = true;
   for (int a : register_axes(*out, lane)) {
     add(register_param(*out, a), ParamKind::RegisterTile, divisors_up_to(out->pure_axes[a].extent, first_other ? 32 : 16));
@@ -77,6 +79,8 @@ std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const st
   // not in registers: measured on an H100, 4096^3 took 7.2 ms with 2 or 4 warps against
   // 5.6 ms with one (bench/results/gpu.md).
   add(anchor_name + ".warp.load_vector", ParamKind::VectorWidth, {1, 4});
+  // Reduction steps unrolled within a stage (the writer takes the largest that divides KT).
+  add(anchor_name + ".warp.unroll_k", ParamKind::Unroll, {1, 2, 4, 8});
   return sketch;
 }
 
@@ -93,7 +97,9 @@ SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target
     return best;
   };
   SketchChoices choices;
-  const int64_t budget = std::min<int64_t>(64, target.accumulator_budget());
+  // One warp per block leaves each lane up to 255 registers (gpu_register_cap): tiles of up
+  // to 128 accumulators assemble without spills.
+  const int64_t budget = std::min<int64_t>(kWarpTileMaxAccumulators, target.max_accumulators());
   for (int attempt = 0; attempt < 64; ++attempt) {
     choices.clear();
     int64_t accumulators = 1;
@@ -101,13 +107,15 @@ SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target
     for (const SketchParam &p : sketch.params) {
       int64_t v = 1;
       if (p.kind == ParamKind::RegisterTile) {
-        // Defaults: 2 along the lane axis (its parameter comes first), 16 along the next:
-        // the best of 113 measured 4096^3 schedules on an H100 (bench/results/gpu.md).
-        v = draw(p.values, largest_up_to(p.values, registers_seen == 0 ? 2 : registers_seen == 1 ? 16 : 1));
+        // Defaults: 4 along the lane axis (its parameter comes first), 32 along the next, with
+        // stages of 8: the fastest of 14 variants of matmul 4096^3 timed side by side on an
+        // H200 once the driver's register cap was lifted (4.07 ms; 2 x 16, the best under the
+        // cap, 5.65 ms; bench/results/gpu.md).
+        v = draw(p.values, largest_up_to(p.values, registers_seen == 0 ? 4 : registers_seen == 1 ? 32 : 1));
         accumulators *= v;
         ++registers_seen;
       } else if (p.kind == ParamKind::ReductionSplit) {
-        v = draw(p.values, largest_up_to(p.values, 16));
+        v = draw(p.values, largest_up_to(p.values, 8));
       } else if (p.kind == ParamKind::VectorWidth) {
         v = draw(p.values, p.values.empty() ? 1 : p.values.back());  // vectors on, float4 loads
       } else {
@@ -152,9 +160,10 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
                         ": the block tile must divide the axis' " + std::to_string(out.pure_axes[a].extent));
     accumulators *= regs[a];
   }
-  if (accumulators * warps > 64)
+  if (accumulators * warps > kWarpTileMaxAccumulators)
     return make_error(ErrorKind::InvalidInput, out.name + ": " + std::to_string(accumulators * warps) +
-                                               " accumulators per lane (all warps') exceed 64");
+                                               " accumulators per lane (all warps') exceed " +
+                                               std::to_string(kWarpTileMaxAccumulators));
   const AxisDesc &staged = r.back();
   const int64_t kt = choice_or(choices, anchor.name + ".warp.reduce." + staged.name, 16);
   if (kt < 2 || kt >= staged.extent || staged.extent % kt != 0)
@@ -162,6 +171,11 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
                       anchor.name + ".warp.reduce." + staged.name + "=" + std::to_string(kt) +
                       ": a stage must divide the reduction's " + std::to_string(staged.extent) + " and be smaller");
   const bool vector = choice_or(choices, anchor.name + ".warp.vector", 0) == 1 && regs[lane] > 1;
+  const int64_t unroll_wanted = choice_or(choices, anchor.name + ".warp.unroll_k", 1);
+  if (unroll_wanted < 1 || unroll_wanted > kt)
+    return make_error(ErrorKind::InvalidInput, anchor.name + ".warp.unroll_k=" + std::to_string(unroll_wanted) +
+                                               ": out of [1, the stage's " + std::to_string(kt) + "]");
+  const int64_t unroll_k = std::gcd(unroll_wanted, kt);
 
   // The output: blocks of (32 x register tile) along the lane axis, (warps x register tile)
   // along the warp axis, register tiles along the others; the block loops fused, the lane
@@ -260,11 +274,11 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
         inner.push_back(name);
         if (regs[a] > 1) unrolled.push_back(name);
       }
-    std::string stage_loop;
+    std::string stage_loop, within;
     if (update == 0) {
       for (size_t i = 0; i + 1 < r.size(); ++i) inner.push_back(r[i].name);
       stage_loop = stage_names.fresh(staged.name + "_o");
-      const std::string within = stage_names.fresh(staged.name + "_i");
+      within = stage_names.fresh(staged.name + "_i");
       steps.push_back(SplitStep{stage, staged.name, stage_loop, within, kt, TailStrategy::Auto});
       inner.push_back(within);
     }
@@ -280,7 +294,13 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
       else steps.push_back(UnrollStep{stage, reg_var, std::nullopt});
     }
     for (const std::string &u : unrolled) steps.push_back(UnrollStep{stage, u, std::nullopt});
-    if (update == 0) steps.push_back(CacheInputsStep{stage, stage_loop, warps, load_vector});
+    if (update == 0) {
+      // Unrolled reduction steps within a stage let the next steps' shared loads issue
+      // while this step's FMAs run.
+      if (unroll_k > 1)
+        steps.push_back(UnrollStep{stage, within, unroll_k == kt ? std::nullopt : std::optional<int64_t>(unroll_k)});
+      steps.push_back(CacheInputsStep{stage, stage_loop, warps, load_vector});
+    }
   }
   return steps;
 }

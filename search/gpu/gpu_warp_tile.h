@@ -18,9 +18,9 @@
 // Parameters (names as the features see them): OUT.warp.register.AXIS for the lane axis and
 // two others, ANCHOR.warp.reduce.R (KT) for the outermost reduction variable R,
 // ANCHOR.warp.vector (1: the lane axis' register tile is a vector, float2/float4 loads and
-// stores) and ANCHOR.warp.load_vector (elements per thread in the cooperative loads). The
-// writer also takes ANCHOR.warp.warps (warps along the second register axis), which the
-// search does not draw.
+// stores), ANCHOR.warp.load_vector (elements per thread in the cooperative loads) and
+// ANCHOR.warp.unroll_k (reduction steps unrolled within a stage). The writer also takes
+// ANCHOR.warp.warps (warps along the second register axis), which the search does not draw.
 #include <optional>
 #include <random>
 #include <string>
@@ -37,14 +37,18 @@ namespace tessel {
 
 /// Lanes of the warp a gpu_warp_tile block is.
 constexpr int64_t kWarpTileLanes = 32;
+/// Accumulators per lane the writer takes (the search draws up to the target's budget; the
+/// check lets through up to GpuTargetDesc::max_accumulators()).
+constexpr int64_t kWarpTileMaxAccumulators = 128;
 
 /// The sketch for `out` and its `anchor`, or nullopt where the rule does not apply: no axis
 /// that 32 divides, or a reduction whose outermost variable cannot be staged (extent < 4).
 std::optional<Sketch> make_warp_tile_sketch(const ComputeDesc &compute, const std::string &out,
                                             const std::string &anchor);
 
-/// Values for the sketch's parameters within the register budget; the default (no rng): a
-/// 2-wide lane tile, 16 along the next axis, KT 16, vectors on, float4 cooperative loads.
+/// Values for the sketch's parameters within the register budget (128 accumulators); the
+/// default (no rng): a 4-wide lane tile, 32 along the next axis, KT 8, vectors on, float4
+/// cooperative loads, the stage's steps not unrolled.
 SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target, std::mt19937_64 *rng);
 
 /// The steps of the sketch for `out` (rule GpuWarpTiledOutput) and its anchor.

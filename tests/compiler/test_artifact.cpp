@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <variant>
 
 #include "base/scratch_allocator.h"
 #include "codegen/cuda_device.h"
 #include "compiler/artifact_compiler.h"
 #include "compiler/deployed_schedule_lookup.h"
 #include "deploy/artifact_manifest.h"
+#include "deploy/execution_plan.h"
 #include "deploy/module.h"
 #include "executor/graph_executor.h"
 #include "executor/model_inputs.h"
@@ -383,6 +385,19 @@ TEST_CASE("artifact: a cuda artifact compiles without a GPU: PTX and Halide's CU
     const std::string library = read_text(artifact / "kernels.so");
     CHECK_THAT(library, Catch::Contains(".entry") && Catch::Contains(".target sm_8"));
     CHECK_THAT(library, Catch::Contains("halide_cuda_wrap_device_ptr"));
+    // Every kernel names the register cap its PTX is compiled under: as many as its largest
+    // block leaves room for in the register file.
+    auto plan = deploy::parse_plan(read_text(artifact / "plan.txt"));
+    REQUIRE(plan.ok());
+    for (const deploy::PlanStep &step : plan->steps) {
+      const auto *kernel = std::get_if<deploy::KernelStep>(&step);
+      if (!kernel) continue;
+      const deploy::KernelStep &k = *kernel;
+      INFO(k.symbol);
+      REQUIRE(manifest->gpu_max_registers.count(k.symbol) == 1);
+      CHECK(manifest->gpu_max_registers.at(k.symbol) >= 64);
+      CHECK(manifest->gpu_max_registers.at(k.symbol) <= 255);
+    }
   }
 }
 

@@ -262,6 +262,14 @@ TEST_CASE("manifest: to_json then parse_manifest gives the same manifest", "[dep
   auto with_extra = parse_manifest(extra);
   REQUIRE(with_extra.ok());
   CHECK(with_extra.value() == m);
+  // A cuda artifact's register caps, per kernel symbol.
+  ArtifactManifest gpu = m;
+  gpu.gpu_max_registers = {{"tessel_k0", 255}, {"tessel_k1", 64}};
+  auto gpu_back = parse_manifest(to_json(gpu));
+  REQUIRE(gpu_back.ok());
+  CHECK(gpu_back.value() == gpu);
+  CHECK_FALSE(gpu_back.value() == m);
+  CHECK(json.find("gpu_max_registers") == std::string::npos);  // only when there are some
 }
 
 TEST_CASE("manifest: wrong format, future format_version, bad fields", "[deploy]") {
@@ -297,6 +305,15 @@ TEST_CASE("manifest: wrong format, future format_version, bad fields", "[deploy]
   auto bad_schedule = parse_manifest(replace("\"schedule\": \"tuned\"", "\"schedule\": \"magic\""));
   REQUIRE_FALSE(bad_schedule.ok());
   CHECK_THAT(bad_schedule.error().message, Catch::Contains("tasks[0].schedule"));
+  for (const char *bad : {R"("gpu_max_registers": [64],)", R"("gpu_max_registers": {"k": 4096},)",
+                          R"("gpu_max_registers": {"k": "many"},)"}) {
+    std::string with = json;
+    with.insert(1, bad);
+    auto parsed = parse_manifest(with);
+    INFO(bad);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(parsed.error().message, Catch::Contains("gpu_max_registers"));
+  }
 }
 
 TEST_CASE("fnv1a64 of the reference strings", "[deploy]") {

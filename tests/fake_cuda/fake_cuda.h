@@ -18,6 +18,7 @@ typedef struct fake_cuda_stats {
   long injected_copy_failures;  /* fake_cuda_fail_copy */
   long contexts_created, contexts_destroyed;
   long modules_loaded, modules_unloaded;
+  long last_jit_max_registers;  /* CU_JIT_MAX_REGISTERS of the last module load; 0: not given */
   long launches;  /* cuLaunchKernel calls, every one refused */
   long synchronizes;
 } fake_cuda_stats;

@@ -335,9 +335,6 @@ EXPORT CUresult cuPointerGetAttribute(void *result, int attribute, CUdeviceptr p
 /* ---- modules: PTX is kept, never compiled -------------------------------------------- */
 
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned count, void *options, void **values) {
-  (void)count;
-  (void)options;
-  (void)values;
   CUresult r = need_context();
   if (r != CUDA_SUCCESS) return r;
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
@@ -349,7 +346,10 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   m->magic = kModuleMagic;
-  LOCKED(++g_stats.modules_loaded);
+  long max_registers = 0;
+  for (unsigned i = 0; i < count && options && values; ++i)
+    if (((const int *)options)[i] == 0 /* CU_JIT_MAX_REGISTERS */) max_registers = (long)(uintptr_t)values[i];
+  LOCKED(++g_stats.modules_loaded; g_stats.last_jit_max_registers = max_registers);
   *module = m;
   return CUDA_SUCCESS;
 }

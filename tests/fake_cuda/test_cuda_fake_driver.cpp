@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/cuda_device.h"
+#include "deploy/artifact_manifest.h"
 #include "deploy/module.h"
 #include "executor/model_inputs.h"
 #include "tests/fake_cuda/fake_cuda.h"
@@ -252,6 +253,12 @@ TEST_CASE("fake cuda: a kernel launch fails with a ModuleError naming the kernel
     const fake_cuda_stats ran = fake->stats();
     CHECK(ran.launches - before.launches == 2);
     CHECK(ran.modules_loaded - before.modules_loaded == 1);  // the PTX was handed to the driver once
+    // ... under the register cap the compile chose for its blocks (one warp: the most there is).
+    auto manifest = deploy::parse_manifest(read_text(artifact / "manifest.json"));
+    REQUIRE(manifest.ok());
+    REQUIRE(manifest->gpu_max_registers.count("tessel_k0") == 1);
+    CHECK(ran.last_jit_max_registers == manifest->gpu_max_registers.at("tessel_k0"));
+    CHECK(ran.last_jit_max_registers > 64);
     CHECK(ran.copies_host_to_device - before.copies_host_to_device == 2);  // the input, per run
     CHECK(ran.rejected_copies == before.rejected_copies);
   }

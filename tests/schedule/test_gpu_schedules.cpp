@@ -4,10 +4,12 @@
 
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "codegen/cuda_device.h"
 #include "codegen/ptx_compile.h"
 #include "search/gpu/gpu_sketch.h"
+#include "search/gpu/gpu_warp_tile.h"
 #include "search/schedule_space.h"
 #include "tests/support/task_test_util.h"
 #include "tuner/benchmark_problems.h"
@@ -239,7 +241,8 @@ TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CP
       // One warp per block, or (the matmul) up to four along the rows.
       CHECK(shape.max_threads_per_block % 32 == 0);
       CHECK(shape.max_threads_per_block <= (kind == "matmul" ? 128 : 32));
-      CHECK(shape.max_register_bytes / 4 <= 64);  // the block tile striped over the lanes
+      CHECK(shape.max_register_bytes / 4 <= kWarpTileMaxAccumulators);  // the block tile striped over the lanes
+      CHECK(gpu_register_cap(shape, target) == (shape.max_threads_per_block <= 256 ? 255 : 65536 / shape.max_threads_per_block / 8 * 8));
       check_on_host(task, s, inputs, want);
       auto ptx = compile_task_to_ptx(task, &s, kCuda86);
       INFO((ptx.ok() ? std::string() : ptx.error().message));
@@ -431,4 +434,46 @@ TEST_CASE("split-k splits a long reduction over a block's threads: host replay e
     Task task = benchmark_task(kind, spec, true);
     for (const Sketch &s : generate_gpu_sketches(task.compute, target)) CHECK(s.name != "gpu_split_k");
   }
+}
+
+TEST_CASE("warp tiles with the stage's reduction steps unrolled, and 128 accumulators per lane, replay on the host",
+          "[gpu][warp]") {
+  const GpuTargetDesc target = gpu_target_for_capability(90);
+  Task task = benchmark_task("matmul", "64x256x64", true);
+  const std::vector<Sketch> sketches = generate_gpu_sketches(task.compute, target);
+  REQUIRE(sketches.size() == 2);
+  const std::vector<Tensor> inputs = task_inputs(task, 4);
+  const std::vector<Tensor> want = run_cpu_default(task, inputs);
+  for (const auto &[lane_tile, row_tile, unroll] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {2, 16, 4}, {2, 16, 16}, {4, 32, 8}}) {
+    SketchChoices choices = default_gpu_choices(task.compute, sketches[1], target);
+    std::string anchor;
+    int axis = 0;
+    for (const SketchParam &p : sketches[1].params) {
+      if (p.name.find(".warp.register.") != std::string::npos) choices[p.name] = axis++ == 0 ? lane_tile : row_tile;
+      const auto at = p.name.find(".warp.reduce.");
+      if (at != std::string::npos) {
+        anchor = p.name.substr(0, at);
+        choices[p.name] = 16;
+      }
+    }
+    choices[anchor + ".warp.unroll_k"] = unroll;
+    auto schedule = build_gpu_sketch_schedule(task.compute, sketches[1], target, choices);
+    INFO(lane_tile << " x " << row_tile << ", unrolled by " << unroll);
+    INFO((schedule.ok() ? std::string() : schedule.error().message));
+    REQUIRE(schedule.ok());
+    CHECK(to_text(schedule.value()).find("unroll matmul_acc.u0 matmul_k") != std::string::npos);
+    auto tree = check_gpu_schedule(task.compute, schedule.value(), target);
+    INFO((tree.ok() ? std::string() : tree.error().message));
+    REQUIRE(tree.ok());
+    check_on_host(task, schedule.value(), inputs, want);
+  }
+  // An unroll longer than the stage (16 by default) is refused; others take the largest
+  // factor that divides the stage.
+  SketchChoices bad = default_gpu_choices(task.compute, sketches[1], target);
+  for (const SketchParam &p : sketches[1].params) {
+    const auto at = p.name.find(".warp.reduce.");
+    if (at != std::string::npos) bad[p.name.substr(0, at) + ".warp.unroll_k"] = 32;
+  }
+  CHECK_FALSE(build_gpu_sketch_schedule(task.compute, sketches[1], target, bad).ok());
 }

@@ -376,6 +376,21 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   Halide::Var partial(function.name() + "_partial");
   Halide::Func intermediate = f.update(0).split(inner_rvar, outer, lane, static_cast<int>(partials)).rfactor(lane, partial);
   const std::vector<std::string> fold_vars = pure_loop_vars(f.function().update(0));
+  // A warp's 32 partials fold as a tree: level h adds the partial `h` lanes up to each of the
+  // first h lanes' (h = 16, 8, 4, 2), each level one more rfactor of the fold, so a lane
+  // fetches 4 partials by shuffles and the last fold 2, instead of one lane fetching all 32.
+  std::vector<std::pair<Halide::Func, Halide::Var>> tree;  // a level, and the lane var of its sums
+  constexpr int64_t kWarp = 32;
+  if (partials == kWarp && !fold_vars.empty()) {
+    std::string folded = lane.name();
+    for (int64_t half = kWarp / 2; half >= 2; half /= 2) {
+      const std::string level = base + "_tree" + std::to_string(half);
+      Halide::RVar pair(level + "_pair"), low(level + "_low");
+      Halide::Var slot(function.name() + "_tree" + std::to_string(half));
+      tree.emplace_back(f.update(0).split(Halide::RVar(folded), pair, low, static_cast<int>(half)).rfactor(low, slot), slot);
+      folded = low.name();
+    }
+  }
   if (fold_vars.empty()) {
     // A reduction to one scalar: the partials at root, spread over blocks of threads, and
     // a second kernel folding them.
@@ -411,16 +426,21 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
     else fold.gpu_blocks(block, Halide::Var(block_vars[1]), Halide::Var(block_vars[2]));
   }
   intermediate.compute_at(f, block);
+  for (auto &[t, slot] : tree) t.compute_at(f, block);
   if (!on_gpu) return true;
   // Registers need each lane to own exactly one partial per block: every other dimension of
   // the partials must be one of the fused block's.
-  constexpr int64_t kWarp = 32;
   bool one_per_lane = partials == kWarp;
   for (const std::string &arg : intermediate.function().args())
     one_per_lane &= arg == partial.name() || std::find(fold_vars.begin(), fold_vars.end(), arg) != fold_vars.end();
   intermediate.store_in(one_per_lane ? Halide::MemoryType::Register : Halide::MemoryType::GPUShared);
   intermediate.gpu_lanes(partial);
   intermediate.update(0).gpu_lanes(partial);
+  for (auto &[t, slot] : tree) {
+    t.store_in(one_per_lane ? Halide::MemoryType::Register : Halide::MemoryType::GPUShared);
+    t.gpu_lanes(slot);
+    t.update(0).gpu_lanes(slot);
+  }
   return true;
 }
 

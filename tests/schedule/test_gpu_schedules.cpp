@@ -202,6 +202,19 @@ TEST_CASE("GPU kernels compile to PTX that ptxas assembles for Hopper", "[gpu][p
   CHECK(ptx_kernel_names(shared_row).size() == ptx_kernel_names(short_row).size());
   CHECK(warp_row.find("shfl.sync") != std::string::npos);
   CHECK(warp_row.find(".shared") == std::string::npos);
+  // The 32 partials of each statistic (the row's max, then its sum) fold as a tree of four
+  // levels, two shuffles each at most (one lane fetching all 32: 64 shuffles in all).
+  size_t shuffles = 0;
+  for (size_t at = warp_row.find("shfl.sync"); at != std::string::npos; at = warp_row.find("shfl.sync", at + 1)) ++shuffles;
+  CHECK(shuffles <= 2 * 4 * 2 + 4);
+  // The tree's sums, its loops run on the host, equal the CPU's.
+  for (const auto &[kind, spec] : std::vector<std::pair<std::string, std::string>>{{"softmax", "8x512"}, {"layernorm", "8x512"}}) {
+    INFO(kind << " " << spec);
+    Task task = benchmark_task(kind, spec);
+    const std::vector<Tensor> inputs = task_inputs(task, 4);
+    check_on_host(task, default_gpu_schedule(task.compute, gpu_target_for_capability(90)), inputs,
+                  run_cpu_default(task, inputs));
+  }
   CHECK(shared_row.find(".shared") != std::string::npos);
   CHECK(shared_row.find("bar.sync") != std::string::npos);
   CHECK(short_row.find(".shared") == std::string::npos);

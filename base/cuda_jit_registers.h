@@ -15,8 +15,9 @@ namespace tessel {
 constexpr int kHalideCudaJitRegisters = 64;
 
 /// Sets HL_CUDA_JIT_MAX_REGISTERS to `registers` (kHalideCudaJitRegisters when <= 0) for the
-/// pipelines that load next. Serialized with itself; call it before a GPU pipeline runs, not
-/// while another thread starts one.
+/// pipelines that load next, unless the variable was set before this process first called
+/// this (the user's override then holds for every kernel). Serialized with itself; call it
+/// before a GPU pipeline runs, not while another thread starts one.
 void set_cuda_jit_register_cap(int registers);
 
 }  // namespace tessel

@@ -39,6 +39,19 @@ std::vector<Tensor> run_cpu_default(const Task &task, const std::vector<Tensor> 
   return out.value();
 }
 
+/// A matmul task (with bias and ReLU) and its GPU sketches, the warp tile second.
+struct WarpMatmul {
+  Task task;
+  std::vector<Sketch> sketches;
+};
+WarpMatmul warp_matmul(const std::string &spec, const GpuTargetDesc &target) {
+  WarpMatmul m{benchmark_task("matmul", spec, true), {}};
+  m.sketches = generate_gpu_sketches(m.task.compute, target);
+  REQUIRE(m.sketches.size() == 2);
+  REQUIRE(m.sketches[1].name == "gpu_warp_tile");
+  return m;
+}
+
 /// The GPU schedule's loops run on the host must give the CPU default's results.
 void check_on_host(const Task &task, const Schedule &schedule, const std::vector<Tensor> &inputs,
                    const std::vector<Tensor> &want) {
@@ -278,9 +291,7 @@ TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CP
 TEST_CASE("a warp tile of four warps shares its staged tiles: host replay equals the CPU, vector loads in PTX",
           "[gpu][warp]") {
   const GpuTargetDesc target = gpu_target_for_capability(90);
-  Task task = benchmark_task("matmul", "128x256x64", true);
-  const std::vector<Sketch> sketches = generate_gpu_sketches(task.compute, target);
-  REQUIRE(sketches.size() == 2);
+  const auto [task, sketches] = warp_matmul("128x256x64", target);
   SketchChoices choices = default_gpu_choices(task.compute, sketches[1], target);
   // Not a parameter the search draws (slower on an H100: gpu_warp_tile.cpp), but one the
   // writer takes.
@@ -452,9 +463,7 @@ TEST_CASE("split-k splits a long reduction over a block's threads: host replay e
 TEST_CASE("warp tiles with the stage's reduction steps unrolled, and 128 accumulators per lane, replay on the host",
           "[gpu][warp]") {
   const GpuTargetDesc target = gpu_target_for_capability(90);
-  Task task = benchmark_task("matmul", "64x256x64", true);
-  const std::vector<Sketch> sketches = generate_gpu_sketches(task.compute, target);
-  REQUIRE(sketches.size() == 2);
+  const auto [task, sketches] = warp_matmul("64x256x64", target);
   const std::vector<Tensor> inputs = task_inputs(task, 4);
   const std::vector<Tensor> want = run_cpu_default(task, inputs);
   for (const auto &[lane_tile, row_tile, unroll] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
@@ -481,7 +490,7 @@ TEST_CASE("warp tiles with the stage's reduction steps unrolled, and 128 accumul
     REQUIRE(tree.ok());
     check_on_host(task, schedule.value(), inputs, want);
   }
-  // An unroll longer than the stage (16 by default) is refused; others take the largest
+  // An unroll longer than the stage (8 by default) is refused; others take the largest
   // factor that divides the stage.
   SketchChoices bad = default_gpu_choices(task.compute, sketches[1], target);
   for (const SketchParam &p : sketches[1].params) {

@@ -377,8 +377,9 @@ bool split_reduction_across_threads(Halide::Func f, bool on_gpu) {
   Halide::Func intermediate = f.update(0).split(inner_rvar, outer, lane, static_cast<int>(partials)).rfactor(lane, partial);
   const std::vector<std::string> fold_vars = pure_loop_vars(f.function().update(0));
   // A warp's 32 partials fold as a tree: level h adds the partial `h` lanes up to each of the
-  // first h lanes' (h = 16, 8, 4, 2), each level one more rfactor of the fold, so a lane
-  // fetches 4 partials by shuffles and the last fold 2, instead of one lane fetching all 32.
+  // first h lanes' (h = 16, 8, 4, 2), each level one more rfactor of the fold in lane-striped
+  // registers; the last fold adds 2. Halide reads the other lane's value by a shuffle: about
+  // 10 per fold (20 for a LayerNorm's two statistics), where one lane fetched all 32 before.
   std::vector<std::pair<Halide::Func, Halide::Var>> tree;  // a level, and the lane var of its sums
   constexpr int64_t kWarp = 32;
   if (partials == kWarp && !fold_vars.empty()) {

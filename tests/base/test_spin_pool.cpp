@@ -260,12 +260,17 @@ TEST_CASE("spin pool runs a loop on the calling thread alone inside a serial sco
     CHECK(spin_pool_par_for(nullptr, count_task, 0, extent, reinterpret_cast<uint8_t *>(&again)) == 0);
     CHECK(again.threads.size() == 1);  // the outer scope is restored
   }
-  // Out of the scope, the worker takes part again (the pool gives it the second half).
+  // Out of the scope, the worker takes part again (the pool gives it the second half). On a
+  // machine busy with other tests the worker may not be scheduled before the caller has
+  // claimed every block (20 quick attempts failed once in a CI rehearsal): keep trying for up
+  // to two seconds, sleeping between attempts so the worker gets a core.
   bool worker_ran = false;
-  for (int attempt = 0; attempt < 20 && !worker_ran; ++attempt) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!worker_ran && std::chrono::steady_clock::now() < give_up) {
     Counts c(extent);
     CHECK(spin_pool_par_for(nullptr, count_task, 0, extent, reinterpret_cast<uint8_t *>(&c)) == 0);
     worker_ran = c.threads.size() == 2;
+    if (!worker_ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   CHECK(worker_ran);
 }

@@ -66,6 +66,5 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
 }
 
 void set_gpu_max_registers(NodePipeline &pipeline, int registers) { pipeline.gpu_max_registers = registers; }
-int gpu_max_registers(const NodePipeline &pipeline) { return pipeline.gpu_max_registers; }
 
 }  // namespace tessel

@@ -22,7 +22,6 @@ Result<std::shared_ptr<NodePipeline>> build_node_pipeline(
 /// GPU pipelines: registers per thread their kernels may use (0: Halide's cap of 64; see
 /// base/cuda_jit_registers.h).
 void set_gpu_max_registers(NodePipeline &pipeline, int registers);
-int gpu_max_registers(const NodePipeline &pipeline);
 
 /// Whether a compute rule exists for this op (host-executed ops have none).
 bool has_compute_rule(const std::string &op_type);

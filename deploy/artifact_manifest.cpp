@@ -220,8 +220,7 @@ std::string to_json(const ArtifactManifest &m) {
   json["inputs"] = json_array(m.inputs, tensor_json);
   json["outputs"] = json_array(m.outputs, tensor_json);
   json["tasks"] = json_array(m.tasks, task_json);
-  if (!m.gpu_max_registers.empty())
-    for (const auto &[symbol, registers] : m.gpu_max_registers) json["gpu_max_registers"][symbol] = registers;
+  for (const auto &[symbol, registers] : m.gpu_max_registers) json["gpu_max_registers"][symbol] = registers;
   json["files"]["plan"] = file_json(m.plan);
   json["files"]["weights"] = file_json(m.weights);
   json["files"]["kernels"] = file_json(m.kernels);

@@ -99,7 +99,7 @@ SketchChoices choose_warp_tile(const Sketch &sketch, const GpuTargetDesc &target
   SketchChoices choices;
   // One warp per block leaves each lane up to 255 registers (gpu_register_cap): tiles of up
   // to 128 accumulators assemble without spills.
-  const int64_t budget = std::min<int64_t>(kWarpTileMaxAccumulators, target.max_accumulators());
+  const int64_t budget = target.max_accumulators();
   for (int attempt = 0; attempt < 64; ++attempt) {
     choices.clear();
     int64_t accumulators = 1;
@@ -160,10 +160,11 @@ Result<std::vector<ScheduleStep>> write_warp_tile(const FuncDesc &out, const Fun
                         ": the block tile must divide the axis' " + std::to_string(out.pure_axes[a].extent));
     accumulators *= regs[a];
   }
-  if (accumulators * warps > kWarpTileMaxAccumulators)
+  // What check_gpu_schedule lets through, said here in the sketch's own terms.
+  const int64_t most = GpuTargetDesc{}.max_accumulators();
+  if (accumulators * warps > most)
     return make_error(ErrorKind::InvalidInput, out.name + ": " + std::to_string(accumulators * warps) +
-                                               " accumulators per lane (all warps') exceed " +
-                                               std::to_string(kWarpTileMaxAccumulators));
+                                               " accumulators per lane (all warps') exceed " + std::to_string(most));
   const AxisDesc &staged = r.back();
   const int64_t kt = choice_or(choices, anchor.name + ".warp.reduce." + staged.name, 16);
   if (kt < 2 || kt >= staged.extent || staged.extent % kt != 0)

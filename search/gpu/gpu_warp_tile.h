@@ -37,9 +37,6 @@ namespace tessel {
 
 /// Lanes of the warp a gpu_warp_tile block is.
 constexpr int64_t kWarpTileLanes = 32;
-/// Accumulators per lane the writer takes (the search draws up to the target's budget; the
-/// check lets through up to GpuTargetDesc::max_accumulators()).
-constexpr int64_t kWarpTileMaxAccumulators = 128;
 
 /// The sketch for `out` and its `anchor`, or nullopt where the rule does not apply: no axis
 /// that 32 divides, or a reduction whose outermost variable cannot be staged (extent < 4).

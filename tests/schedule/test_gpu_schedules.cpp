@@ -9,7 +9,6 @@
 #include "codegen/cuda_device.h"
 #include "codegen/ptx_compile.h"
 #include "search/gpu/gpu_sketch.h"
-#include "search/gpu/gpu_warp_tile.h"
 #include "search/schedule_space.h"
 #include "tests/support/task_test_util.h"
 #include "tuner/benchmark_problems.h"
@@ -267,7 +266,7 @@ TEST_CASE("warp tiles stage operands in shared memory: host replay equals the CP
       // One warp per block, or (the matmul) up to four along the rows.
       CHECK(shape.max_threads_per_block % 32 == 0);
       CHECK(shape.max_threads_per_block <= (kind == "matmul" ? 128 : 32));
-      CHECK(shape.max_register_bytes / 4 <= kWarpTileMaxAccumulators);  // the block tile striped over the lanes
+      CHECK(shape.max_register_bytes / 4 <= target.max_accumulators());  // the block tile striped over the lanes
       CHECK(gpu_register_cap(shape, target) == (shape.max_threads_per_block <= 256 ? 255 : 65536 / shape.max_threads_per_block / 8 * 8));
       check_on_host(task, s, inputs, want);
       auto ptx = compile_task_to_ptx(task, &s, kCuda86);

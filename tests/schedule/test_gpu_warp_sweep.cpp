@@ -27,21 +27,6 @@ struct WarpVariant {
   int64_t lane_tile, row_tile, stage, unroll_k;
 };
 
-/// Sets the choice whose name ends with `suffix` (the sketch names its parameters after the
-/// output's and anchor's funcs and axes).
-void set_choice(SketchChoices &choices, const Sketch &sketch, const std::string &suffix, int64_t value) {
-  for (const SketchParam &p : sketch.params)
-    if (p.name.size() >= suffix.size() && p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      choices[p.name] = value;
-      return;
-    }
-  // Parameters the search does not draw are named after the reduction parameter's anchor.
-  for (const SketchParam &p : sketch.params) {
-    const auto at = p.name.find(".warp.reduce.");
-    if (at != std::string::npos) choices[p.name.substr(0, at) + suffix] = value;
-  }
-}
-
 }  // namespace
 
 TEST_CASE("GPU probe: warp-tile variants of a matmul timed side by side", "[.gpu_sweep]") {
@@ -81,13 +66,14 @@ TEST_CASE("GPU probe: warp-tile variants of a matmul timed side by side", "[.gpu
   for (const WarpVariant &v : variants) {
     if (!wanted(v.label)) continue;
     SketchChoices choices = default_gpu_choices(task.compute, *warp, gpu);
+    // The sketch names its parameters after the output's and anchor's funcs and axes.
     int register_axis = 0;
-    for (const SketchParam &p : warp->params)
+    for (const SketchParam &p : warp->params) {
       if (p.name.find(".warp.register.") != std::string::npos)
         choices[p.name] = register_axis++ == 0 ? v.lane_tile : v.row_tile;
-    set_choice(choices, *warp, ".warp.unroll_k", v.unroll_k);
-    for (const SketchParam &p : warp->params)
-      if (p.name.find(".warp.reduce.") != std::string::npos) choices[p.name] = v.stage;
+      else if (p.name.find(".warp.reduce.") != std::string::npos) choices[p.name] = v.stage;
+      else if (p.name.find(".warp.unroll_k") != std::string::npos) choices[p.name] = v.unroll_k;
+    }
     auto schedule = build_gpu_sketch_schedule(task.compute, *warp, gpu, choices);
     if (!schedule.ok()) {
       std::printf("%-14s not built: %s\n", v.label, schedule.error().message.c_str());

@@ -11,6 +11,7 @@ are never tuned here, and their workloads are left out of training.
 
   scripts/pretrain_cost_model.py --zoo-dir /tmp/zoo --db /tmp/pretrain.db \\
       --out models/cost_model/llvm.json [--trials 120] [--tessel build/bin/tessel]
+      [--start-from models/cost_model/llvm.json]   (add this host's records to the shipped model)
 """
 import argparse
 import os
@@ -38,6 +39,7 @@ def main():
     parser.add_argument("--models", default=",".join(TRAINING_MODELS))
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per model's tune")
     parser.add_argument("--train-only", action="store_true", help="train on the records there are")
+    parser.add_argument("--start-from", help="continue from this model's trees (records of another host)")
     args = parser.parse_args()
 
     done_path = args.db + ".done"
@@ -72,6 +74,8 @@ def main():
     for path in held_out:
         if os.path.exists(path):
             command += ["--exclude-model", path]
+    if args.start_from:
+        command += ["--start-from", args.start_from]
     print(" ".join(command), flush=True)
     sys.exit(subprocess.run(command).returncode)
 

@@ -35,7 +35,7 @@ Result<std::set<std::string>> workloads_of_models(const std::vector<std::string>
 
 Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::string &target,
                                            const std::set<std::string> &excluded_workloads,
-                                           const std::string &output) {
+                                           const std::string &output, const std::string &base_model) {
   CostModelTraining summary;
   TESSEL_TRY(const std::vector<TuningRecord> records, db.records_for_target(target));
   summary.records = static_cast<int>(records.size());
@@ -50,6 +50,7 @@ Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::
                       "only " + std::to_string(samples.size()) + " records of target '" + target +
                       "' with today's features: too few to train on");
   XgbCostModel model;
+  if (!base_model.empty()) TESSEL_TRY_VOID(model.start_from(base_model));
   TESSEL_TRY_VOID(model.train(samples));
   TESSEL_TRY_VOID(model.save(output));
   summary.samples = static_cast<int>(samples.size());

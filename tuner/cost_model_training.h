@@ -29,9 +29,11 @@ struct CostModelTraining {
 Result<std::set<std::string>> workloads_of_models(const std::vector<std::string> &model_paths);
 
 /// Trains an XgbCostModel on every record of `target` in `db` except those of
-/// `excluded_workloads`, and saves it to `output`.
+/// `excluded_workloads`, and saves it to `output`. With `base_model` (a saved model), the new
+/// trees continue from its trees (XgbCostModel::start_from): how records of another host are
+/// added to a model whose own training records are not at hand.
 Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::string &target,
                                            const std::set<std::string> &excluded_workloads,
-                                           const std::string &output);
+                                           const std::string &output, const std::string &base_model = {});
 
 }  // namespace tessel

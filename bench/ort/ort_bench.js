@@ -6,11 +6,14 @@
 const fs = require('fs');
 
 const USAGE = `usage: node bench/ort/ort_bench.js MODEL.onnx INPUT.npy [--threads 2] [--warmup 10] [--runs 100] [--output OUT.npy]
+                                          [--profile DIR]
 
 Feeds INPUT.npy (float32/int64/int32, little-endian, C order; .npy v1 or v2) to the model's first
 input, runs --warmup untimed runs and then --runs timed runs of session.run(), and prints
 {"model", "threads", "runs", "median_ms", "p10_ms", "p90_ms", "samples_ms", "peak_rss_mb", "ort_version", ...}.
---output writes the model's first output as .npy.`;
+--output writes the model's first output as .npy. --profile runs with ONNX Runtime's profiler on (its
+trace goes to DIR) and adds "nodes": each node's median kernel time over the timed runs, slowest
+first, to set beside \`tessel run --profile\`; the profiler's own cost is in that run's latency.`;
 
 class UserError extends Error {}
 
@@ -128,7 +131,7 @@ function writeNpy(file, data, shape, ortType) {
 // ---------------------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const opts = { threads: 2, warmup: 10, runs: 100, output: null };
+  const opts = { threads: 2, warmup: 10, runs: 100, output: null, profile: null };
   const positional = [];
   const intOption = { '--threads': ['threads', 1], '--warmup': ['warmup', 0], '--runs': ['runs', 1] };
   for (let i = 0; i < argv.length; i++) {
@@ -158,6 +161,8 @@ function parseArgs(argv) {
       opts[key] = Number(value);
     } else if (arg === '--output') {
       opts.output = value;
+    } else if (arg === '--profile') {
+      opts.profile = value;
     } else {
       throw new UserError(`unknown option ${arg}\n${USAGE}`);
     }
@@ -176,6 +181,30 @@ function percentile(sorted, p) {
 }
 
 const round4 = (x) => Math.round(x * 1e4) / 1e4;
+
+// The profiler's trace (Chrome trace format) holds one "Node" event per node per run, named
+// NODE_kernel_time. The last `runs` events of a node are the timed runs' (warm-up runs come first).
+function nodeMedians(traceFile, runs) {
+  let events;
+  try {
+    events = JSON.parse(fs.readFileSync(traceFile, 'utf8'));
+  } catch (err) {
+    throw new UserError(`cannot read ONNX Runtime's profile ${traceFile}: ${err.message}`);
+  }
+  const byNode = new Map();
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!byNode.has(name)) byNode.set(name, { op: (e.args && e.args.op_name) || '', us: [] });
+    byNode.get(name).us.push(e.dur);
+  }
+  const nodes = [];
+  for (const [name, { op, us }] of byNode) {
+    const timed = us.slice(-runs).sort((a, b) => a - b);
+    nodes.push({ node: name, op, median_us: round4(percentile(timed, 50)) });
+  }
+  return nodes.sort((a, b) => b.median_us - a.median_us);
+}
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
@@ -197,6 +226,7 @@ async function main() {
       interOpNumThreads: 1,
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
+      ...(opts.profile ? { enableProfiling: true, profileFilePrefix: require('path').join(opts.profile, 'ort_profile') } : {}),
     });
   } catch (err) {
     throw new UserError(`cannot load model ${opts.model}: ${err.message}`);
@@ -245,6 +275,14 @@ async function main() {
     peak_rss_mb: round4(process.resourceUsage().maxRSS / 1024),
     ort_version: ort.env.versions.node,
   };
+  if (opts.profile) {
+    session.endProfiling();
+    const traces = fs.readdirSync(opts.profile).filter((f) => f.startsWith('ort_profile') && f.endsWith('.json'))
+      .map((f) => require('path').join(opts.profile, f))
+      .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    if (!traces.length) throw new UserError(`ONNX Runtime wrote no profile into ${opts.profile}`);
+    report.nodes = nodeMedians(traces[0], opts.runs);
+  }
   await session.release();
   process.stdout.write(JSON.stringify(report) + '\n');
 }

@@ -122,6 +122,10 @@ expect 0 "tessel one kernel \(default schedule\) +[0-9.]+ " -- quick_bench conv 
 expect 1 "too few to train on" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/model.json"
 expect 0 "candidates measured" -- "$tessel" tune --op matmul --shape 48x32x16 --trials 12 --batch 6 --db "$tmp/op.db" --min-repeat-ms 5
 expect 0 "trained on [0-9]+ samples of [0-9]+ workloads" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/model.json"
+# --start-from: this database's records continue the given model's trees (another host's model).
+expect 0 "trained on [0-9]+ samples .*\(continued from .*model.json\); wrote .*continued.json" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/continued.json" --start-from "$tmp/model.json"
+expect 0 "cost model: pretrained, from .*continued.json" -- "$tessel" tune --op matmul --shape 56x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/continued.json"
+expect 2 "no_such_model.json" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/continued.json" --start-from "$tmp/no_such_model.json"
 expect 0 "cost model: pretrained, from .*model.json" -- "$tessel" tune --op matmul --shape 40x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/model.json"
 expect 0 "1 of 1 tasks started from schedules transferred" -- "$tessel" tune --op matmul --shape 64x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model none
 expect 0 "warning: starting from an untrained cost model: .*no_such_model.json" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/no_such_model.json"

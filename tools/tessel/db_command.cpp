@@ -69,6 +69,9 @@ CLI::App *add_db_command(CLI::App &app, DbOptions &options) {
   train->add_option("-o,--output", options.model_output, "model file (XGBoost JSON)")->required();
   train->add_option("--exclude-model", options.exclude_models,
                     "leave out the workloads of this model.onnx (held out for evaluation; repeatable)");
+  train->add_option("--start-from", options.model_base,
+                    "continue from this model's trees (a model trained on records that are not in this database)")
+      ->check(CLI::ExistingFile);
   train->callback([&options] { options.action = DbOptions::Action::TrainModel; });
   return db;
 }
@@ -247,12 +250,15 @@ int copy_records(const DbOptions &options) {
 int train_model(const TuningDatabase &db, const DbOptions &options) {
   auto excluded = workloads_of_models(options.exclude_models);
   if (!excluded.ok()) return fail(excluded.error().message);
-  auto trained = train_cost_model(db, options.model_target, excluded.value(), options.model_output);
+  auto trained = train_cost_model(db, options.model_target, excluded.value(), options.model_output,
+                                  options.model_base);
   if (!trained.ok()) return fail(trained.error().message);
   std::printf("trained on %d samples of %d workloads (%d records of %s; %d samples of %zu held-out workloads left out); "
-              "pairwise accuracy on the training set %.3f; wrote %s\n",
+              "pairwise accuracy on the training set %.3f%s; wrote %s\n",
               trained->samples, trained->workloads, trained->records, options.model_target.c_str(), trained->excluded,
-              excluded->size(), trained->train_pairwise_accuracy, options.model_output.c_str());
+              excluded->size(), trained->train_pairwise_accuracy,
+              options.model_base.empty() ? "" : (" (continued from " + options.model_base + ")").c_str(),
+              options.model_output.c_str());
   return 0;
 }
 

@@ -28,6 +28,7 @@ struct DbOptions {
   std::string model_target = "llvm";  // train-model: records of this target
   std::string model_output;          // train-model: the model file
   std::vector<std::string> exclude_models;  // train-model: leave out these models' workloads
+  std::string model_base;            // train-model: continue from this model's trees
 };
 
 /// Adds `db` and its seven subcommands to the CLI, filling `options`; returns the `db` command.

@@ -53,8 +53,10 @@ def tune(args, model, config, db, trials):
             int(transferred.group(1)) if transferred else 0)
 
 
-def measure(args, model, db, work):
-    artifact = os.path.join(work, "model.tsl")
+def measure(args, model, db, work, trials):
+    # One artifact per checkpoint, kept: a single timed process per point is noisy on a shared
+    # host, and the kept artifacts can be run again in alternating processes afterwards.
+    artifact = os.path.join(work, f"model_at_{trials}.tsl")
     subprocess.run([args.tessel, "compile", os.path.join(args.zoo_dir, model + ".onnx"), "--db", db, "-o", artifact],
                    check=True, capture_output=True)
     out = subprocess.run([args.tessel, "run", artifact, "-i", os.path.join(args.zoo_dir, model + ".input.npy"),
@@ -101,7 +103,7 @@ def main():
                 untuned = untuned or builtin
                 done[config] = checkpoint
                 wall[config] += seconds
-                measured = (measure(args, model, dbs[config], os.path.dirname(dbs[config]))
+                measured = (measure(args, model, dbs[config], os.path.dirname(dbs[config]), checkpoint)
                             if args.measure or checkpoint in measure_at else None)
                 rows.append((model, config, checkpoint, builtin, tuned, measured, wall[config], transferred))
                 print(f"{model} {config} {checkpoint}: estimated {tuned:.3f} ms (built-in {builtin:.3f})"

@@ -50,7 +50,14 @@ Result<CostModelTraining> train_cost_model(const TuningDatabase &db, const std::
                       "only " + std::to_string(samples.size()) + " records of target '" + target +
                       "' with today's features: too few to train on");
   XgbCostModel model;
-  if (!base_model.empty()) TESSEL_TRY_VOID(model.start_from(base_model));
+  if (!base_model.empty()) {
+    TESSEL_TRY_VOID(model.start_from(base_model));
+    // A base of another feature layout would be dropped silently by train(): say so instead.
+    if (model.feature_width() != feature_count())
+      return make_error(ErrorKind::InvalidInput, "cost model '" + base_model + "' reads " +
+                                                     std::to_string(model.feature_width()) + " features, today's records " +
+                                                     std::to_string(feature_count()) + ": it cannot be continued");
+  }
   TESSEL_TRY_VOID(model.train(samples));
   TESSEL_TRY_VOID(model.save(output));
   summary.samples = static_cast<int>(samples.size());

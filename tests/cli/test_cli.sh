@@ -126,6 +126,8 @@ expect 0 "trained on [0-9]+ samples of [0-9]+ workloads" -- "$tessel" db train-m
 expect 0 "trained on [0-9]+ samples .*\(continued from .*model.json\); wrote .*continued.json" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/continued.json" --start-from "$tmp/model.json"
 expect 0 "cost model: pretrained, from .*continued.json" -- "$tessel" tune --op matmul --shape 56x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/continued.json"
 expect 2 "no_such_model.json" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/continued.json" --start-from "$tmp/no_such_model.json"
+sed 's/"tessel_feature_width":"[0-9]*"/"tessel_feature_width":"3"/' "$tmp/model.json" > "$tmp/narrow.json"
+expect 1 "reads 3 features, today's records [0-9]+: it cannot be continued" -- "$tessel" db train-model --db "$tmp/op.db" -o "$tmp/continued.json" --start-from "$tmp/narrow.json"
 expect 0 "cost model: pretrained, from .*model.json" -- "$tessel" tune --op matmul --shape 40x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/model.json"
 expect 0 "1 of 1 tasks started from schedules transferred" -- "$tessel" tune --op matmul --shape 64x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model none
 expect 0 "warning: starting from an untrained cost model: .*no_such_model.json" -- "$tessel" tune --op matmul --shape 32x24x16 --trials 3 --batch 3 --db "$tmp/op.db" --min-repeat-ms 5 --cost-model "$tmp/no_such_model.json"

@@ -4,6 +4,7 @@
 'use strict';
 
 const fs = require('fs');
+const path = require('path');
 
 const USAGE = `usage: node bench/ort/ort_bench.js MODEL.onnx INPUT.npy [--threads 2] [--warmup 10] [--runs 100] [--output OUT.npy]
                                           [--profile DIR]
@@ -226,7 +227,7 @@ async function main() {
       interOpNumThreads: 1,
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
-      ...(opts.profile ? { enableProfiling: true, profileFilePrefix: require('path').join(opts.profile, 'ort_profile') } : {}),
+      ...(opts.profile ? { enableProfiling: true, profileFilePrefix: path.join(opts.profile, 'ort_profile') } : {}),
     });
   } catch (err) {
     throw new UserError(`cannot load model ${opts.model}: ${err.message}`);
@@ -278,7 +279,7 @@ async function main() {
   if (opts.profile) {
     session.endProfiling();
     const traces = fs.readdirSync(opts.profile).filter((f) => f.startsWith('ort_profile') && f.endsWith('.json'))
-      .map((f) => require('path').join(opts.profile, f))
+      .map((f) => path.join(opts.profile, f))
       .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
     if (!traces.length) throw new UserError(`ONNX Runtime wrote no profile into ${opts.profile}`);
     report.nodes = nodeMedians(traces[0], opts.runs);

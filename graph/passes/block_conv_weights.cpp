@@ -35,23 +35,27 @@ bool blockable(const GraphRewriter &rw, int n) {
   const int w = ins[1];
   if (!g.is_constant(w) || rw.is_pinned(w) || rw.sole_reader(w) != n) return false;
   const Tensor &value = *g.tensors[w].constant;
-  if (value.dtype() != DType::Float32 || (value.rank() != 4 && value.rank() != 5)) return false;
+  if (value.dtype() != DType::Float32) return false;
   const Shape &s = value.shape();
   const int64_t group = node.attributes.get_int("group", 1);
-  if (group < 1 || s[0] % group != 0 || (s[0] / group) % kConvWeightBlock != 0) return false;  // blocks inside groups
+  if (group < 1 || s.empty() || s[0] % group != 0 || (s[0] / group) % kConvWeightBlock != 0) return false;  // blocks inside groups
+  return blocked_layout_pays(s, g.tensors[g.node_outputs[n][0]].type);
+}
+
+}  // namespace
+
+bool blocked_layout_pays(const Shape &w, const TensorType &y) {
+  if (w.size() != 4 && w.size() != 5) return false;
   int64_t taps = 1;
-  for (size_t d = 2; d < s.size(); ++d) taps *= s[d];
+  for (size_t d = 2; d < w.size(); ++d) taps *= w[d];
   if (taps == 1) {  // a matrix product: blocked only over a map too small to fill vectors along it
-    const TensorType &y = g.tensors[g.node_outputs[n][0]].type;
     if (!y.rank_known || y.shape.size() < 3) return false;
     int64_t positions = 1;
     for (size_t d = 2; d < y.shape.size(); ++d) positions *= y.shape[d];
     if (positions <= 0 || positions > kMaxBlockedPointwisePositions) return false;
   }
-  return s[0] % kConvWeightBlock == 0 && s[1] * taps >= kMinBlockedReduction;
+  return w[1] * taps >= kMinBlockedReduction;
 }
-
-}  // namespace
 
 int64_t conv_weight_block(const Node &conv) { return conv.attributes.get_int(kConvWeightBlockAttr, 1); }
 

@@ -55,6 +55,12 @@ constexpr int64_t kMinBlockedReduction = 128;
 /// measured within 7% either way before.)
 constexpr int64_t kMaxBlockedPointwisePositions = 36;
 
+/// Whether a conv with weight [M, C / group, kernel...] (2 or 3 spatial axes) and output
+/// type `y` runs faster blocked, whatever M: more than one tap in all, or one tap over at most
+/// kMaxBlockedPointwisePositions output positions, and at least kMinBlockedReduction
+/// products per output.
+bool blocked_layout_pays(const Shape &w, const TensorType &y);
+
 /// Blocks the weight of every Conv that has: groups of a multiple of 16 output channels (a
 /// block then lies inside one group: RegNet-X's and ResNeXt's grouped convs), a constant f32
 /// weight read by no other node, 2 or 3 spatial axes with more than one tap in all, or one tap over at most

@@ -11,6 +11,7 @@
 #include "graph/passes/fold_bias.h"
 #include "graph/passes/prune_conv_taps.h"
 #include "graph/passes/pack_weights.h"
+#include "graph/passes/pad_conv_channels.h"
 #include "graph/passes/panel_matmul_weights.h"
 #include "graph/passes/simplify_algebra.h"
 #include "graph/passes/winograd_conv.h"
@@ -91,6 +92,7 @@ std::vector<GraphPass> layout_passes(PassTarget target) {
             {"panel_matmul_weights", panel_matmul_weights},
             {"winograd_conv", winograd_conv},
             {"flatten_pointwise_conv", flatten_pointwise_conv},
+            {"pad_conv_channels", pad_conv_channels},
             {"block_conv_weights", block_conv_weights},
             {"block_nhwc_conv_weights", block_nhwc_conv_weights}};
   return {};

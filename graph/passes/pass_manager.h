@@ -43,8 +43,8 @@ std::vector<GraphPass> default_passes(const ConstantEvaluator &evaluate);
 enum class PassTarget { Cpu, Gpu };
 
 /// Passes that rewrite weights and activations into the layout the target's kernels read best, run
-/// after the default ones: pack_weights, winograd_conv, flatten_pointwise_conv and block_conv_weights for the
-/// CPU; none for the GPU yet.
+/// after the default ones: pack_weights, winograd_conv, flatten_pointwise_conv, pad_conv_channels and
+/// block_conv_weights for the CPU; none for the GPU yet.
 std::vector<GraphPass> layout_passes(PassTarget target);
 
 /// default_passes(evaluate) followed by layout_passes(target): what the tools run.

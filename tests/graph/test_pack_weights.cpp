@@ -208,7 +208,7 @@ TEST_CASE("pack_weights runs in the CPU pipeline only, after the target-neutral 
   CHECK(pass_order_text(default_passes(evaluate, PassTarget::Cpu)) ==
         neutral +
             " -> channels_last_conv -> pack_weights -> panel_matmul_weights -> winograd_conv -> flatten_pointwise_conv"
-            " -> block_conv_weights -> block_nhwc_conv_weights");
+            " -> pad_conv_channels -> block_conv_weights -> block_nhwc_conv_weights");
   CHECK(pass_order_text(default_passes(evaluate, PassTarget::Gpu)) == neutral);
   CHECK(layout_passes(PassTarget::Gpu).empty());
 

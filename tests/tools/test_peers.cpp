@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -24,6 +25,7 @@
 #include "peers/openblas_peer.h"  // kOpenBlasMissing
 #include "peers/openblas_task_peer.h"
 #include "peers/peer_problem.h"
+#include "peers/problems.h"  // max_relative_error
 
 using namespace tessel::bench;
 
@@ -530,4 +532,15 @@ TEST_CASE("peers: an unwritable cache costs a warning, never an error", "[peers]
   CHECK_FALSE(peak.from_cache);
   CHECK(peak.fma_gflops > 0);
   CHECK(peak.memory_gbs > 0);
+}
+
+TEST_CASE("peers: NaN where the reference has NaN agrees, NaN on one side does not", "[peers]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // A layer norm's Sqrt of a random, negative variance: NaN in both, the rest close.
+  const std::vector<float> reference = {nan, 2.0f, -4.0f, inf};
+  CHECK(max_relative_error(std::vector<float>{nan, 2.0f, -4.000004f, inf}, reference) < 1e-5);
+  CHECK(std::isinf(max_relative_error(std::vector<float>{1.0f, 2.0f, -4.0f, inf}, reference)));
+  CHECK(std::isinf(max_relative_error(std::vector<float>{nan, nan, -4.0f, inf}, reference)));
+  CHECK(std::isinf(max_relative_error(std::vector<float>{nan, 2.0f, -4.0f, 1.0f}, reference)));
+  CHECK(std::isinf(max_relative_error(std::vector<float>{nan, 2.0f, -4.0f, -inf}, reference)));
 }

@@ -17,6 +17,9 @@ namespace tessel {
 
 /// Output channels per block of a blocked weight: one AVX-512 vector of f32.
 constexpr int64_t kConvWeightBlock = 16;
+/// Output channels per block of a grouped conv whose groups hold a multiple of 8 but not of
+/// 16 (RegNet-Y's and RegNet-X's group width of 8): one AVX2 vector, half an AVX-512 one.
+constexpr int64_t kGroupedConvWeightBlock = 8;
 
 /// Name of the Conv attribute that says its weight input is blocked, and by how many
 /// output channels: W is [M / block, C / group, kernel..., block]. kernel_shape is then
@@ -65,7 +68,9 @@ bool blocked_layout_pays(const Shape &w, const TensorType &y);
 /// block then lies inside one group: RegNet-X's and ResNeXt's grouped convs), a constant f32
 /// weight read by no other node, 2 or 3 spatial axes with more than one tap in all, or one tap over at most
 /// kMaxBlockedPointwisePositions output positions, and at least kMinBlockedReduction products
-/// per output.
+/// per output. A 2-D grouped conv with more than one tap whose groups hold a multiple of 8
+/// output channels but not of 16 is blocked by kGroupedConvWeightBlock instead, whatever its
+/// reduction.
 Result<Graph> block_conv_weights(Graph graph);
 
 }  // namespace tessel

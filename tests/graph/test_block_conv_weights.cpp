@@ -219,20 +219,21 @@ TEST_CASE("block_conv_weights blocks 1x1 convs over maps of at most 36 positions
   }
 }
 
-TEST_CASE("block_conv_weights blocks grouped convs whose groups hold multiples of 16 output channels",
+TEST_CASE("block_conv_weights blocks grouped convs by 16 output channels, or by 8 where groups hold 8",
           "[passes][block_conv]") {
-  // RegNet-X: groups of 16 in and 16 out; ResNeXt's late stages: 16 or 32 per group. Groups of
-  // 8 (and depthwise convs) stay as they are. Row and wide-row tiles, plain and strided.
+  // RegNet-X: groups of 16 in and 16 out; ResNeXt's late stages: 16 or 32 per group; RegNet-Y:
+  // groups of 8 (blocked by 8). Row and wide-row tiles, plain and strided.
   std::mt19937 rng(33);
   struct Case {
-    int64_t c, m, group, size, stride;
-    bool blocked;
+    int64_t c, m, group, size, stride, block;
   };
-  for (const Case &t : std::vector<Case>{{64, 64, 4, 12, 1, true},
-                                         {96, 96, 6, 7, 1, true},
-                                         {64, 128, 2, 14, 2, true},
-                                         {64, 64, 2, 9, 1, true},
-                                         {64, 64, 8, 12, 1, false}}) {
+  for (const Case &t : std::vector<Case>{{64, 64, 4, 12, 1, 16},
+                                         {96, 96, 6, 7, 1, 16},
+                                         {64, 128, 2, 14, 2, 16},
+                                         {64, 64, 2, 9, 1, 16},
+                                         {64, 64, 8, 12, 1, 8},
+                                         {104, 104, 13, 24, 2, 8},
+                                         {24, 24, 3, 7, 1, 8}}) {
     INFO(t.c << " -> " << t.m << " in " << t.group << " groups on " << t.size << "x" << t.size << " stride " << t.stride);
     Builder b;
     b.input("x", Shape{1, t.c, t.size, t.size})
@@ -244,8 +245,8 @@ TEST_CASE("block_conv_weights blocks grouped convs whose groups hold multiples o
                                {"group", t.group}}))
         .output("y");
     const Graph out = blocked_graph(b.g);
-    REQUIRE(conv_weight_block(first_node(out, "Conv")) == (t.blocked ? 16 : 1));
-    if (t.blocked) CHECK(conv_weight(out).shape() == Shape{t.m / 16, t.c / t.group, 3, 3, 16});
+    REQUIRE(conv_weight_block(first_node(out, "Conv")) == t.block);
+    CHECK(conv_weight(out).shape() == Shape{t.m / t.block, t.c / t.group, 3, 3, t.block});
     check_same_on_random_x(b.g, out, rng);
   }
 }

@@ -10,9 +10,10 @@ ranking, not out of the sums. The pattern classes at the top are where kernel wo
 
 usage: bench/zoo_kernel_gaps.py --zoo-dir /tmp/zoo [--models resnet18,squeezenet1_1,...]
            [--tessel build/bin/tessel] [--db empty.db] [--threads 2] [--rounds 2] [--top 40]
-           [--json-dir DIR] [--out gaps.md]
+           [--json-dir DIR [--reuse]] [--out gaps.md]
 --db names a tuning database (its best records are timed; default: a fresh empty one, so the
-default schedules are). JSON per model is kept in --json-dir for later reading.
+default schedules are). JSON per model is kept in --json-dir; with --reuse the table is made
+from the JSON found there, without benchmarking again.
 """
 import argparse
 import json
@@ -41,18 +42,19 @@ def bench_model(args, model, json_path):
 
 
 def task_rows(model, result):
-    """(model, task text, ops, weight, tessel ms, oneDNN ms or None, wrong rows) per task."""
-    rows = []
+    """(model, task text, ops, weight, tessel ms, oneDNN ms or None) per task, and the rows with
+    wrong output as (model, task text, row name)."""
+    rows, wrong = [], []
     for kernel in result["kernels"]:
+        task = kernel["kernel"].split(": ", 1)[-1]
+        wrong += [(model, task, r["name"]) for r in kernel["rows"] if r.get("status") == "wrong"]
         ok = [r for r in kernel["rows"] if r.get("status") == "ok"]
         tessel = [r["median_ms"] for r in ok if r["name"].startswith("tessel")]
         if not tessel:
             continue
         peers = [r["median_ms"] for r in ok if r["name"].startswith("oneDNN")]
-        wrong = [r["name"] for r in kernel["rows"] if r.get("status") == "wrong"]
-        rows.append((model, kernel["kernel"].split(": ", 1)[-1], kernel["ops"], kernel["weight"], min(tessel),
-                     min(peers) if peers else None, wrong))
-    return rows
+        rows.append((model, task, kernel["ops"], kernel["weight"], min(tessel), min(peers) if peers else None))
+    return rows, wrong
 
 
 def main():
@@ -66,8 +68,11 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.1)
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--json-dir", default=None)
+    parser.add_argument("--reuse", action="store_true", help="read --json-dir's JSON instead of benchmarking")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.reuse and not args.json_dir:
+        parser.error("--reuse reads the JSON of --json-dir")
     scratch = tempfile.TemporaryDirectory(prefix="zoo_kernel_gaps_")
     if args.db is None:
         args.db = str(Path(scratch.name) / "empty.db")
@@ -78,9 +83,11 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     for model in args.models.split(","):
         print(f"zoo_kernel_gaps: {model}", file=sys.stderr)
-        found = task_rows(model, bench_model(args, model, json_dir / f"{model}.json"))
+        json_path = json_dir / f"{model}.json"
+        result = json.loads(json_path.read_text()) if args.reuse else bench_model(args, model, json_path)
+        found, wrong_rows = task_rows(model, result)
         totals[model] = sum(r[3] * r[4] for r in found)
-        wrong += [(model, r[1], name) for r in found for name in r[6]]
+        wrong += wrong_rows
         rows += [r for r in found if r[5] is not None]
     rows.sort(key=lambda r: -(r[3] * (r[4] - r[5])))
 
@@ -94,7 +101,7 @@ def main():
              f"{'empty (default schedules)' if args.db.startswith(scratch.name) else args.db}", "",
              "| model | task | x | tessel ms | oneDNN ms (faster layout) | oneDNN / tessel | lost ms per run | share of the model |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for model, task, ops, weight, tessel, onednn, _ in rows[:args.top]:
+    for model, task, ops, weight, tessel, onednn in rows[:args.top]:
         lost = weight * (tessel - onednn)
         lines.append(f"| {model} | {ops} -> {task.split('->')[-1].strip()} | {weight} | {tessel:.4f} | {onednn:.4f} | "
                      f"{onednn / tessel:.2f} | {lost:+.4f} | {100 * lost / totals[model]:.0f}% |")

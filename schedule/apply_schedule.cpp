@@ -156,13 +156,20 @@ class Applier {
     return Halide::VarOrRVar(name, it->second);
   }
 
+  /// `tail`, or a guarded one where ApplyOptions::no_recomputed_tails forbids computing a
+  /// pure stage's points twice (Auto there is ShiftInwards).
+  TailStrategy safe_tail(const StageRef &ref, TailStrategy tail) const {
+    if (!options_.no_recomputed_tails || ref.update >= 0) return tail;
+    return tail == TailStrategy::Auto || tail == TailStrategy::ShiftInwards ? TailStrategy::Guard : tail;
+  }
+
   /// Splits var into (outer, inner) in Halide and in the name map.
   void split(const StageRef &ref, const std::string &name, const std::string &outer, const std::string &inner,
              int64_t factor, TailStrategy tail) {
     Halide::VarOrRVar old = var(ref, name);
     const bool rvar = old.is_rvar;
     stage(ref).split(old, Halide::VarOrRVar(outer, rvar), Halide::VarOrRVar(inner, rvar), factor_expr(factor, "factor"),
-                     halide_tail(tail));
+                     halide_tail(safe_tail(ref, tail)));
     auto &names = vars(ref);
     names.erase(name);
     names[outer] = rvar;
@@ -192,7 +199,8 @@ class Applier {
     Halide::VarOrRVar x = var(s.stage, s.x), y = var(s.stage, s.y);
     stage(s.stage).tile(x, y, Halide::VarOrRVar(s.xo, x.is_rvar), Halide::VarOrRVar(s.yo, y.is_rvar),
                         Halide::VarOrRVar(s.xi, x.is_rvar), Halide::VarOrRVar(s.yi, y.is_rvar),
-                        factor_expr(s.x_factor, "x factor"), factor_expr(s.y_factor, "y factor"), halide_tail(s.tail));
+                        factor_expr(s.x_factor, "x factor"), factor_expr(s.y_factor, "y factor"),
+                        halide_tail(safe_tail(s.stage, s.tail)));
     auto &names = vars(s.stage);
     names.erase(s.x);
     names.erase(s.y);

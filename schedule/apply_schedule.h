@@ -35,6 +35,12 @@ struct ApplyOptions {
   /// register/shared placements are dropped, so the schedule's loop structure (splits,
   /// tails, compute_at regions) can be run and checked on a machine without a GPU.
   bool gpu_loops_on_host = false;
+  /// The kernel may write its output over an input (memory_plan.h: elementwise groups in
+  /// place): a split of a pure stage whose tail would shift inwards, computing points twice,
+  /// guards them instead. A point computed again after its output overwrote the input it
+  /// reads is wrong (RegNet-Y's SE Mul, a 6-wide row in vectors of 4 shifted inwards, scaled
+  /// twice: the model's output off by 48%), though the kernel alone measures right.
+  bool no_recomputed_tails = false;
 };
 Result<void> apply_schedule(const Schedule &schedule, std::map<std::string, Halide::Func> &funcs_by_name,
                             const ApplyOptions &options = {});

@@ -559,6 +559,7 @@ Result<std::shared_ptr<NodePipeline>> build_scheduled_group_pipeline(const Graph
     if (!renamed.ok()) return make_error(renamed.error().kind, where + ": " + renamed.error().message);
     ApplyOptions options;
     options.gpu_loops_on_host = device == PipelineDevice::GpuLoopsOnHost;
+    options.no_recomputed_tails = !gpu_schedule && group.pattern <= OpPattern::Broadcast;
     if (auto applied = apply_schedule(renamed.value(), by_name, options); !applied.ok())
       return make_error(applied.error().kind, where + ": " + applied.error().message);
     if (gpu_schedule) place_internal_stages_for_gpu(funcs.value(), by_name, device == PipelineDevice::Gpu);

@@ -331,6 +331,42 @@ TEST_CASE("artifact: a Concat done in place equals the executor; one that cannot
   }
 }
 
+TEST_CASE("artifact: a tuned elementwise kernel writing over its input computes no point twice", "[artifact]") {
+  // RegNet-Y's squeeze-excitation scale: Mul([1, C, 1, 1], [1, C, 6, 6]) written over its dying
+  // [1, C, 6, 6] input. A tuned "vectorize mul i3 4" shifted the 6-wide rows' last vector
+  // inwards, and the points computed twice read inputs their first computation had already
+  // scaled: the model's output was off by 48% although the kernel alone measured right.
+  GraphBuilder b("squeeze_excite");
+  const int x = b.input("x", DType::Float32, {1, 8, 6, 6});
+  const int features = b.node("Relu", {x});
+  const int pooled = b.node("GlobalAveragePool", {features});
+  const int scaled = b.node("Mul", {pooled, features});
+  // Read by a conv, not a graph output, so that the plan puts it over `features`.
+  auto graph = b.finish({b.node("Conv", {scaled, b.weight("w", DType::Float32, {4, 8, 1, 1}, 57)})});
+  std::string mul_key;
+  for (const Workload &w : distinct_workloads(*graph, partition_graph(*graph)))
+    if (w.workload_text.rfind("Mul(", 0) == 0) mul_key = w.workload_key;
+  REQUIRE_FALSE(mul_key.empty());
+  ArtifactCompileOptions options;
+  options.schedules = [&](const std::string &key) -> Result<std::optional<DeployedSchedule>> {
+    if (key != mul_key) return std::optional<DeployedSchedule>();
+    return std::optional<DeployedSchedule>(DeployedSchedule{"tessel-schedule v1\nvectorize mul i3 4\n", "shifted", 1e-6});
+  };
+  ScratchDir dir("in_place_tail");
+  const fs::path artifact = dir.path / "se.tsl";
+  auto summary = compile_artifact(*graph, options, artifact.string());
+  INFO((summary.ok() ? "" : summary.error().message));
+  REQUIRE(summary.ok());
+  CHECK(summary->tuned_tasks == 1);
+  CHECK(artifact_memory_plan(*graph, partition_graph(*graph)).in_place == 1);
+  Module module = Module::load(artifact.string());
+  const Tensor input = random_tensor(TensorType{DType::Float32, {1, 8, 6, 6}, true}, 56);
+  GraphExecutor executor(graph);
+  auto expected = executor.run({input});
+  REQUIRE(expected.ok());
+  CHECK(max_abs_diff(module.run({input})[0], expected.value()[0]) < 1e-5);
+}
+
 TEST_CASE("artifact: kernel calls chosen to run on one thread by measurement give the same bytes", "[artifact]") {
   auto graph = small_cnn();
   ScratchDir dir("kernel_threads");
